@@ -1,0 +1,31 @@
+// Batch-shape bookkeeping at the raw-tensor boundary of a compiled model.
+//
+// Inputs arrive as name -> tensor at (*B, *base_shape). Every route validates
+// that each tensor ends in its variable's base shape and that the batch shapes
+// broadcast, and reports the offending variable by name.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace neml2::aoti
+{
+using Shape = std::vector<int64_t>;
+
+/// Batch shape of `value` given its variable's base shape.
+/// Throws FatalError naming `name` if `value` does not end in `base`.
+Shape batch_shape_of(const std::string & name, const at::Tensor & value, const Shape & base);
+
+/// Broadcast batch shape of all `inputs`; `base_shapes` gives each variable's
+/// base shape. Throws FatalError if an input is missing from `base_shapes`,
+/// an expected input is missing from `inputs`, a base shape disagrees, or two
+/// batch shapes do not broadcast (naming both variables and shapes).
+Shape broadcast_batch_shape(const std::map<std::string, at::Tensor> & inputs,
+                            const std::map<std::string, Shape> & base_shapes);
+
+/// "(2, 3)" style rendering used in error messages.
+std::string shape_str(at::IntArrayRef shape);
+} // namespace neml2::aoti

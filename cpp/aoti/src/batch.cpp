@@ -1,0 +1,84 @@
+#include "neml2/aoti/batch.h"
+#include "neml2/aoti/errors.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace neml2::aoti
+{
+std::string
+shape_str(at::IntArrayRef shape)
+{
+  std::ostringstream os;
+  os << "(";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    os << (i ? ", " : "") << shape[i];
+  if (shape.size() == 1)
+    os << ",";
+  os << ")";
+  return os.str();
+}
+
+Shape
+batch_shape_of(const std::string & name, const at::Tensor & value, const Shape & base)
+{
+  if (!value.defined())
+    throw FatalError("input '" + name + "' is an undefined tensor");
+  const auto shape = value.sizes();
+  const auto nb = static_cast<int64_t>(base.size());
+  const auto nd = static_cast<int64_t>(shape.size());
+  bool ok = nd >= nb;
+  for (int64_t i = 0; ok && i < nb; ++i)
+    ok = shape[nd - nb + i] == base[i];
+  if (!ok)
+    throw FatalError("input '" + name + "' has shape " + shape_str(shape) +
+                     " but must end in its base shape " + shape_str(base) +
+                     " (expected (*batch, *base))");
+  return Shape(shape.begin(), shape.end() - nb);
+}
+
+Shape
+broadcast_batch_shape(const std::map<std::string, at::Tensor> & inputs,
+                      const std::map<std::string, Shape> & base_shapes)
+{
+  for (const auto & [name, base] : base_shapes)
+    if (!inputs.count(name))
+      throw FatalError("missing input '" + name + "'");
+
+  Shape result;
+  std::string first;
+  for (const auto & [name, value] : inputs)
+  {
+    const auto it = base_shapes.find(name);
+    if (it == base_shapes.end())
+    {
+      std::string known;
+      for (const auto & kv : base_shapes)
+        known += (known.empty() ? "" : ", ") + kv.first;
+      throw FatalError("unknown input '" + name + "'; the model's inputs are: " + known);
+    }
+    const auto b = batch_shape_of(name, value, it->second);
+    if (first.empty())
+    {
+      result = b;
+      first = name;
+      continue;
+    }
+    // Right-aligned broadcasting of `result` (so far) with `b`.
+    const auto n = std::max(result.size(), b.size());
+    Shape merged(n, 1);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      const int64_t x = i < result.size() ? result[result.size() - 1 - i] : 1;
+      const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+      if (x != y && x != 1 && y != 1)
+        throw FatalError("input '" + name + "' has batch shape " + shape_str(b) +
+                         ", which does not broadcast with batch shape " + shape_str(result) +
+                         " of the inputs before it (first: '" + first + "')");
+      merged[n - 1 - i] = x == 1 ? y : x;
+    }
+    result = std::move(merged);
+  }
+  return result;
+}
+} // namespace neml2::aoti

@@ -1,0 +1,69 @@
+// pybind11 binding of libneml2: neml2.aoti._core.
+//
+// C++ exceptions from libneml2 are translated onto the Python taxonomy in
+// neml2.tensors (FatalError / ConvergenceError), so Python hosts catch the
+// same classes whichever route raised them.
+#include "neml2/aoti/batch.h"
+#include "neml2/aoti/errors.h"
+#include "neml2/aoti/version.h"
+
+#include <torch/csrc/utils/pybind.h>
+
+namespace py = pybind11;
+using namespace neml2::aoti;
+
+
+PYBIND11_MODULE(_core, m)
+{
+  m.doc() = "libneml2: runtime for compiled neml2 models";
+
+  py::register_exception_translator(
+      [](std::exception_ptr p)
+      {
+        try
+        {
+          if (p)
+            std::rethrow_exception(p);
+        }
+        catch (const ConvergenceError & e)
+        {
+          PyErr_SetString(
+              py::module_::import("neml2.tensors").attr("ConvergenceError").ptr(), e.what());
+        }
+        catch (const FatalError & e)
+        {
+          PyErr_SetString(py::module_::import("neml2.tensors").attr("FatalError").ptr(),
+                          e.what());
+        }
+      });
+
+  m.def("version", &version, "Version of libneml2.");
+  m.def("torch_version", &torch_version, "torch version libneml2 was compiled against.");
+  m.def("check_torch_compatible",
+        &check_torch_compatible,
+        py::arg("built_with"),
+        py::arg("what"),
+        "Raise FatalError unless `built_with` has libneml2's torch major.minor.");
+  m.def("batch_shape_of",
+        &batch_shape_of,
+        py::arg("name"),
+        py::arg("value"),
+        py::arg("base_shape"),
+        "Batch shape of `value` given its variable's base shape.");
+  m.def("broadcast_batch_shape",
+        &broadcast_batch_shape,
+        py::arg("inputs"),
+        py::arg("base_shapes"),
+        "Broadcast batch shape of name-keyed inputs at (*batch, *base).");
+  // Used by the tests to check the translation of each C++ error class.
+  m.def(
+      "_raise",
+      [](const std::string & kind, const std::string & msg)
+      {
+        if (kind == "convergence")
+          throw ConvergenceError(msg);
+        throw FatalError(msg);
+      },
+      py::arg("kind"),
+      py::arg("message"));
+}

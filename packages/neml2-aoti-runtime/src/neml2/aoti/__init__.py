@@ -1,0 +1,31 @@
+"""neml2.aoti: run compiled (AOTI) neml2 models from Python (the py-aoti route).
+
+This package is the Python face of ``libneml2``; together with
+``neml2-tensors`` it is all a deployment needs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from neml2.aoti import _core
+from neml2.aoti._core import broadcast_batch_shape, check_torch_compatible, torch_version
+
+__version__ = _core.version()
+
+__all__ = [
+    "broadcast_batch_shape",
+    "check_torch_compatible",
+    "cmake_prefix_path",
+    "torch_version",
+]
+
+
+def cmake_prefix_path() -> str:
+    """Directory to pass as ``CMAKE_PREFIX_PATH`` for ``find_package(neml2)``.
+
+    The wheel ships libneml2, its headers and ``neml2Config.cmake``::
+
+        cmake -DCMAKE_PREFIX_PATH="$(python -c 'import neml2.aoti as a; print(a.cmake_prefix_path())')"
+    """
+    return str(Path(__file__).resolve().parent)

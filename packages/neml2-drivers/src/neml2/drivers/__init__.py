@@ -1,0 +1,1 @@
+"""Transient drivers and command-line tools."""

@@ -1,0 +1,1 @@
+"""HIT input files: parser, writer and errors (no torch)."""

@@ -1,0 +1,1 @@
+"""neml2 material models: the Model contract, composition and the registry."""
