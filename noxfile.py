@@ -1,0 +1,178 @@
+"""Developer sessions for the neml2 workspace.
+
+Every session installs from ``uv.lock`` (``uv sync --frozen``) into its own
+virtual environment, so torch and every tool come from the lock and nothing
+from the developer's machine leaks in. ``uv run nox`` runs the default set
+(the full test suite); ``uv run nox -l`` lists every session.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "uv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = ["tests", "integration", "cpp", "lint"]
+
+ROOT = Path(__file__).resolve().parent
+CPP = ROOT / "cpp"
+
+#: Workspace members in dependency order; each is tested in an environment
+#: holding only its declared dependencies, so an undeclared sibling import fails.
+PACKAGES = [
+    "neml2-hit",
+    "neml2-tensors",
+    "neml2-models",
+    "neml2-drivers",
+    "neml2-compile",
+    "neml2-aoti-runtime",
+]
+
+
+def _sync(session: nox.Session, *args: str) -> None:
+    """Install the locked environment described by ``uv sync`` *args* into the session venv."""
+    session.run_install(
+        "uv",
+        "sync",
+        "--frozen",
+        *args,
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+        external=True,
+    )
+
+
+def _python(session: nox.Session) -> str:
+    return str(Path(session.virtualenv.location) / "bin" / "python")
+
+
+@nox.session
+@nox.parametrize("package", PACKAGES)
+def tests(session: nox.Session, package: str) -> None:
+    """Run one package's tests with only that package's declared dependencies."""
+    _sync(session, "--package", package)
+    tests_dir = ROOT / "packages" / package / "tests"
+    session.run("python", "-m", "pytest", str(tests_dir), "-q", *session.posargs)
+
+
+@nox.session
+def integration(session: nox.Session) -> None:
+    """Run the cross-package tests in tests-integration/ with the whole workspace."""
+    _sync(session, "--all-packages")
+    session.run("python", "-m", "pytest", str(ROOT / "tests-integration"), "-q", *session.posargs)
+
+
+@nox.session
+def cpp(session: nox.Session) -> None:
+    """Configure, build and ctest libneml2, install it, then build and run cpp/consumer."""
+    if shutil.which("cmake") is None:
+        session.error("cmake is not on PATH: install CMake >= 3.24 (e.g. apt-get install cmake)")
+    _sync(session, "--package", "neml2-tensors", "--no-dev")
+    build = ROOT / "build" / "cpp"
+    prefix = ROOT / "build" / "cpp-install"
+    consumer = ROOT / "build" / "cpp-consumer"
+    jobs = str(os.cpu_count() or 2)
+    session.run(
+        "cmake",
+        "-S",
+        str(CPP),
+        "-B",
+        str(build),
+        "-DCMAKE_BUILD_TYPE=Release",
+        f"-DPython3_EXECUTABLE={_python(session)}",
+        f"-DCMAKE_INSTALL_PREFIX={prefix}",
+        external=True,
+    )
+    session.run("cmake", "--build", str(build), "-j", jobs, external=True)
+    session.run("ctest", "--test-dir", str(build), "--output-on-failure", external=True)
+    session.run("cmake", "--install", str(build), external=True)
+    session.run(
+        "cmake",
+        "-S",
+        str(CPP / "consumer"),
+        "-B",
+        str(consumer),
+        f"-DCMAKE_PREFIX_PATH={prefix}",
+        f"-DPython3_EXECUTABLE={_python(session)}",
+        external=True,
+    )
+    session.run("cmake", "--build", str(consumer), external=True)
+    session.run("ctest", "--test-dir", str(consumer), "--output-on-failure", external=True)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff lint + format check and clang-format check (layering is tested in integration)."""
+    _sync(session, "--all-packages", "--group", "dev")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    cxx = sorted(
+        str(p)
+        for base in (CPP, ROOT / "packages" / "neml2-aoti-runtime" / "csrc")
+        for p in base.rglob("*")
+        if p.suffix in {".h", ".cpp"} and "_build" not in p.parts
+    )
+    session.run("clang-format", "--dry-run", "--Werror", *cxx)
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Build the six wheels; check the deployment pair installs and runs alone, then all six."""
+    dist = ROOT / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.run(
+        "uv", "build", "--all-packages", "--wheel", "-o", str(dist), external=True
+    )
+    built = sorted(p.name for p in dist.glob("*.whl"))
+    session.log("built: " + ", ".join(built))
+    if len(built) != len(PACKAGES):
+        session.error(f"expected {len(PACKAGES)} wheels, got {built}")
+    check = ROOT / "tests-integration" / "wheels" / "check_install.py"
+    for mode, members in (
+        ("deployment", ["neml2-tensors", "neml2-aoti-runtime"]),
+        ("full", PACKAGES),
+    ):
+        venv = ROOT / "build" / f"wheels-{mode}"
+        shutil.rmtree(venv, ignore_errors=True)
+        session.run("uv", "venv", "-q", "--python", sys.executable, str(venv), external=True)
+        # Third-party requirements pinned by the lock (torch included) ...
+        reqs = venv / "requirements.txt"
+        export = ["uv", "export", "--frozen", "--no-dev", "--no-emit-workspace", "--no-hashes"]
+        export += ["--all-packages"] if mode == "full" else ["--package", "neml2-aoti-runtime"]
+        with reqs.open("w") as f:
+            session.run(*export, external=True, stdout=f, silent=True)
+        py = str(venv / "bin" / "python")
+        session.run("uv", "pip", "install", "-q", "--python", py, "-r", str(reqs), external=True)
+        # ... then our wheels, without letting pip resolve anything else.
+        wheels_ = [str(next(dist.glob(m.replace("-", "_") + "-*.whl"))) for m in members]
+        session.run(
+            "uv", "pip", "install", "-q", "--no-deps", "--python", py, *wheels_, external=True
+        )
+        session.run(py, str(check), mode, external=True)
+
+
+def _not_yet(session: nox.Session, issue: str) -> None:
+    session.error(f"session '{session.name}' is not implemented yet ({issue}); it fails on purpose")
+
+
+@nox.session
+def routes(session: nox.Session) -> None:
+    """Six-route conformance matrix (py-eager ... cpp-eager); not implemented yet."""
+    _not_yet(session, "issue #8")
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """Run the reference library's inputs in ../shared/conformance; not implemented yet."""
+    _not_yet(session, "issues #5/#6")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Throughput / latency / compile-time benchmarks; not implemented yet."""
+    _not_yet(session, "issue #9")
