@@ -1,1 +1,55 @@
-"""HIT input files: parser, writer and errors (no torch)."""
+"""HIT input files: parser, lossless writer and precise errors (no torch).
+
+Quick tour::
+
+    from neml2 import hit
+
+    root = hit.parse_file("model.i", overrides=["Models/elasticity/E=2e5"])
+    el = root.find("Models/elasticity")
+    E = el.param("E").as_float()          # HitValueError names file:line:column
+    el.set_param("nu", 0.3)
+    text = hit.render(root)               # lossless for untouched parts
+
+Errors all derive from :class:`HitError` and print as ``file:line:column: reason``.
+"""
+
+from ._errors import (
+    HitDuplicateError,
+    HitError,
+    HitIncludeError,
+    HitSubstitutionError,
+    HitSyntaxError,
+    HitValueError,
+    Location,
+)
+from ._parser import MAX_DEPTH, parse, parse_file, parse_tree
+from ._render import format_node, render
+from ._tree import Comment, Include, Node, Param, structure, value_token
+
+__all__ = [
+    "MAX_DEPTH",
+    "Comment",
+    "HitDuplicateError",
+    "HitError",
+    "HitIncludeError",
+    "HitSubstitutionError",
+    "HitSyntaxError",
+    "HitValueError",
+    "Include",
+    "Location",
+    "Node",
+    "Param",
+    "format_node",
+    "format_text",
+    "parse",
+    "parse_file",
+    "parse_tree",
+    "render",
+    "structure",
+    "value_token",
+]
+
+
+def format_text(text: str, filename: str = "<string>") -> str:
+    """Parse *text* and return it in the canonical layout (see :func:`format_node`)."""
+    return format_node(parse(text, filename))

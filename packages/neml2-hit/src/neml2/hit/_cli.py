@@ -1,0 +1,103 @@
+"""The ``neml2-hit`` command-line tool.
+
+``neml2-hit check FILE...``
+    parse each file (includes and substitutions too) and report every error as
+    ``file:line:column: error: reason``; exit status 1 if any file failed.
+``neml2-hit fmt [--check | -i] FILE...``
+    print the canonical layout of each file (``-``: standard input), rewrite
+    files in place (``-i/--in-place``), or only report files that would change
+    (``--check``, exit status 1 if any would).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ._errors import HitError
+from ._parser import parse, parse_file
+from ._render import format_node
+
+__all__ = ["main"]
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="neml2-hit", description="Check and format HIT input files.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check", help="parse files and report errors")
+    check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument(
+        "-o",
+        "--override",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="apply a command-line override before checking (repeatable)",
+    )
+    fmt = sub.add_parser("fmt", help="rewrite files in the canonical layout")
+    fmt.add_argument("files", nargs="+", metavar="FILE", help="files ('-' for stdin)")
+    mode = fmt.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="exit 1 if a file would change")
+    mode.add_argument("-i", "--in-place", action="store_true", help="rewrite the files")
+    return ap
+
+
+def _error(err: HitError) -> None:
+    print(f"{err.file}:{err.line}:{err.column}: error: {err.reason}", file=sys.stderr)
+
+
+def _check(files: Sequence[str], overrides: Sequence[str]) -> int:
+    status = 0
+    for f in files:
+        try:
+            parse_file(f, overrides)
+        except HitError as e:
+            _error(e)
+            status = 1
+    return status
+
+
+def _fmt(files: Sequence[str], check: bool, in_place: bool) -> int:
+    status = 0
+    for f in files:
+        try:
+            if f == "-":
+                text = sys.stdin.read()
+                name = "<stdin>"
+            else:
+                with open(f, encoding="utf-8") as fh:
+                    text = fh.read()
+                name = f
+            formatted = format_node(parse(text, name))
+        except HitError as e:
+            _error(e)
+            status = 1
+            continue
+        except OSError as e:
+            print(f"{f}:1:1: error: cannot read: {e.strerror or e}", file=sys.stderr)
+            status = 1
+            continue
+        if check:
+            if formatted != text:
+                print(f"would reformat {f}", file=sys.stderr)
+                status = 1
+        elif in_place and f != "-":
+            if formatted != text:
+                with open(f, "w", encoding="utf-8") as fh:
+                    fh.write(formatted)
+        else:
+            sys.stdout.write(formatted)
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the tool with *argv* (default: ``sys.argv[1:]``); return the exit status."""
+    args = _build_parser().parse_args(argv)
+    if args.command == "check":
+        return _check(args.files, args.override)
+    return _fmt(args.files, args.check, args.in_place)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,409 @@
+"""Parameter index, ``:=`` overrides, command-line overrides and ``${...}`` evaluation.
+
+Brace expressions (evaluated after parsing, in document order, lazily following
+references):
+
+``${name}`` / ``${replace name}``
+    the value of parameter *name*, looked up in the enclosing section, then its
+    parents up to the root (a path ``${a/b/c}`` is looked up the same way).
+``${raw a b c}``
+    the arguments concatenated without spaces (``abc``).
+``${env NAME}``
+    the environment variable *NAME* (an error when unset).
+``${fparse EXPR}``
+    an arithmetic expression (``+ - * / ^ %``, parentheses, comparisons, the
+    functions in :data:`FUNCTIONS`, ``pi`` and ``e``); other names are numeric
+    parameters looked up as for ``${name}``.
+``${units VALUE FROM -> TO}`` / ``${units VALUE UNIT}``
+    a unit conversion between the simple units of :data:`UNITS` (same
+    dimension, SI prefixes allowed); anything else is an error.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import re
+import textwrap
+from collections.abc import Sequence
+
+from ._errors import HitDuplicateError, HitSubstitutionError, HitSyntaxError, Location
+from ._lexer import Brace, Scanner, Source, Value, valid_name
+from ._tree import Node, Param, iter_params
+
+__all__ = ["FUNCTIONS", "UNITS", "apply_overrides", "index_params", "substitute"]
+
+_SIMPLE = re.compile(r"[^\s'\"#\[\]]+")
+
+#: Maximum length of a chain of ``${...}`` references.
+MAX_CHAIN = 64
+
+FUNCTIONS = {
+    "abs": abs,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "asin": math.asin,
+    "acos": math.acos,
+    "atan": math.atan,
+    "atan2": math.atan2,
+    "sinh": math.sinh,
+    "cosh": math.cosh,
+    "tanh": math.tanh,
+    "exp": math.exp,
+    "log": math.log,
+    "log10": math.log10,
+    "log2": math.log2,
+    "sqrt": math.sqrt,
+    "cbrt": lambda x: math.copysign(abs(x) ** (1.0 / 3.0), x),
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "min": min,
+    "max": max,
+    "pow": math.pow,
+    "hypot": math.hypot,
+}
+_CONSTANTS = {"pi": math.pi, "e": math.e}
+
+#: Units known to ``${units ...}``: name → (dimension, factor to SI).
+UNITS: dict[str, tuple[str, float]] = {
+    "m": ("length", 1.0),
+    "s": ("time", 1.0),
+    "min": ("time", 60.0),
+    "h": ("time", 3600.0),
+    "g": ("mass", 1e-3),
+    "Pa": ("pressure", 1.0),
+    "bar": ("pressure", 1e5),
+    "psi": ("pressure", 6894.757293168361),
+    "N": ("force", 1.0),
+    "J": ("energy", 1.0),
+    "eV": ("energy", 1.602176634e-19),
+    "K": ("temperature", 1.0),
+    "mol": ("amount", 1.0),
+}
+_PREFIXES = {
+    "T": 1e12,
+    "G": 1e9,
+    "M": 1e6,
+    "k": 1e3,
+    "c": 1e-2,
+    "m": 1e-3,
+    "u": 1e-6,
+    "n": 1e-9,
+    "p": 1e-12,
+}
+
+
+def _key(section: Node | None, name: str) -> str:
+    base = section.fullpath if section is not None else ""
+    name = name.strip("/")
+    return f"{base}/{name}" if base else name
+
+
+# -- index and duplicates -------------------------------------------------------------------
+def index_params(root: Node) -> dict[str, Param]:
+    """Map each logical parameter path to its effective definition.
+
+    A parameter defined twice is a :class:`HitDuplicateError` unless exactly one
+    definition uses ``:=``; that one wins regardless of order.
+    """
+    index: dict[str, Param] = {}
+    for p in iter_params(root):
+        p.overridden = False
+        k = _key(p.parent, p.name)
+        old = index.get(k)
+        if old is None:
+            index[k] = p
+        elif old.op == "=" and p.op == ":=":
+            old.overridden = True
+            index[k] = p
+        elif old.op == ":=" and p.op == "=":
+            p.overridden = True
+        else:
+            hint = "" if p.op == ":=" else "; use ':=' to override"
+            raise HitDuplicateError(
+                p.location, f"duplicate parameter '{k}' (first set at {old.location}){hint}"
+            )
+    return index
+
+
+# -- command-line overrides -----------------------------------------------------------------
+def _split_override(text: str, at: Location) -> tuple[str, str, int]:
+    m = re.match(r"\s*([^=:\s]+)\s*(:?=)", text)
+    if m is None:
+        raise HitSyntaxError(at, f"malformed override {text!r} (expected path=value)")
+    path = m.group(1).strip("/")
+    if not valid_name(path):
+        raise HitSyntaxError(at, f"malformed override {text!r}: invalid path '{m.group(1)}'")
+    return path, m.group(2), m.end()
+
+
+def _override_value(text: str, n: int, column: int, whole: str) -> Value:
+    """Scan the value part of override number *n* (it starts at 1-based *column*)."""
+    if text[0] not in "'\"":
+        # Unquoted: taken verbatim, spaces included; stored as a quoted token so
+        # that the tree still renders to valid HIT.
+        esc = text.replace("\\", "\\\\").replace("'", "\\'")
+        text = f"'{esc}'" if not _SIMPLE.fullmatch(text) else text
+        column -= 1 if text.startswith("'") else 0
+    sc = Scanner(Source(text, "<command line>"))
+    try:
+        value = sc.value()
+    except HitSyntaxError as e:
+        raise HitSyntaxError(
+            Location("<command line>", n, column + e.column - 1),
+            f"in override {whole!r}: {e.reason}",
+        ) from None
+    if sc.pos != len(text):
+        raise HitSyntaxError(
+            Location("<command line>", n, column + sc.pos),
+            f"in override {whole!r}: unexpected text after the value",
+        )
+    return value
+
+
+def apply_overrides(root: Node, index: dict[str, Param], overrides: Sequence[str]) -> None:
+    """Apply command-line assignments ``path=value`` / ``path:=value`` to the tree.
+
+    The value is read as in a file (it may be quoted); an unquoted value is
+    taken verbatim, spaces included. Missing parameters and sections are
+    created. Overrides always win over the file; ``=`` and ``:=`` behave alike.
+    Locations of overridden parameters become ``<command line>:N:COL`` (N: the
+    1-based position of the override).
+    """
+    for n, text in enumerate(overrides, start=1):
+        at = Location("<command line>", n, 1)
+        path, op, vstart = _split_override(text, at)
+        rest = text[vstart:]
+        lead = len(rest) - len(rest.lstrip())
+        if not rest.strip():
+            raise HitSyntaxError(
+                Location("<command line>", n, vstart + 1),
+                f"malformed override {text!r}: missing value",
+            )
+        column = vstart + lead + 1
+        value = _override_value(rest.strip(), n, column, text)
+        p = index.get(path)
+        if p is None:
+            section_path, _, name = path.rpartition("/")
+            section = root
+            if section_path:
+                found = root.find(section_path)
+                if found is None:
+                    for seg in section_path.split("/"):
+                        nxt = section.find(seg)
+                        section = nxt if nxt is not None else section.add_child(seg)
+                else:
+                    section = found
+            p = Param(name, value, op=op)
+            section._attach(p, None)
+            index[path] = p
+        else:
+            p._value = value
+            p.raw = "".join(s for s in value.segments if isinstance(s, str))
+        p.location = at
+        p.value_location = Location("<command line>", n, column)
+
+
+# -- substitution ---------------------------------------------------------------------------
+class _Evaluator:
+    """Evaluates the brace expressions of every parameter, following references lazily."""
+
+    def __init__(self, index: dict[str, Param]) -> None:
+        self.index = index
+        self.done: set[int] = set()
+        self.active: list[Param] = []
+
+    def lookup(self, name: str, param: Param, at: Location, shown: str) -> Param:
+        """Find parameter *name* from the scope of *param* (skipping *param* itself)."""
+        if not valid_name(name.strip("/")):
+            raise HitSubstitutionError(at, f"invalid name in substitution '{shown}'")
+        section = param.parent
+        while True:
+            hit = self.index.get(_key(section, name))
+            if hit is not None and hit is not param:
+                return hit
+            if section is None:
+                break
+            section = section.parent
+        raise HitSubstitutionError(at, f"unknown substitution '{shown}': no parameter '{name}'")
+
+    def value_of(self, target: Param, at: Location, shown: str) -> str:
+        if id(target) not in self.done:
+            if target in self.active:
+                raise HitSubstitutionError(at, f"circular substitution '{shown}'")
+            if len(self.active) >= MAX_CHAIN:
+                raise HitSubstitutionError(at, f"substitution chain too long at '{shown}'")
+            self.evaluate(target)
+        return target.raw
+
+    def evaluate(self, param: Param) -> None:
+        segs = param._value.segments
+        if id(param) in self.done:
+            return
+        if all(isinstance(s, str) for s in segs):
+            raw = "".join(segs)  # type: ignore[arg-type]
+        else:
+            self.active.append(param)
+            try:
+                raw = "".join(self.segments(segs, param))
+            finally:
+                self.active.pop()
+        if param._value.dedent:
+            raw = textwrap.dedent(raw).strip()
+        param.raw = raw
+        self.done.add(id(param))
+
+    def segments(self, segs: list[str | Brace], param: Param) -> list[str]:
+        return [s if isinstance(s, str) else self.brace(s, param) for s in segs]
+
+    def brace(self, brace: Brace, param: Param) -> str:
+        content = "".join(self.segments(brace.segments, param)).strip()
+        at = brace.location
+        shown = "${" + content + "}"
+        cmd, _, rest = content.partition(" ")
+        rest = rest.strip()
+        if not content:
+            raise HitSubstitutionError(at, "empty substitution '${}'")
+        if not rest:
+            if cmd in ("fparse", "raw", "env", "replace", "units"):
+                raise HitSubstitutionError(at, f"'{cmd}' needs an argument in '{shown}'")
+            return self.value_of(self.lookup(cmd, param, at, shown), at, shown)
+        if cmd == "replace":
+            return self.value_of(self.lookup(rest, param, at, shown), at, shown)
+        if cmd == "raw":
+            return "".join(rest.split())
+        if cmd == "env":
+            if rest not in os.environ:
+                raise HitSubstitutionError(at, f"environment variable '{rest}' is not set")
+            return os.environ[rest]
+        if cmd == "fparse":
+            return _number(self.fparse(rest, param, at, shown), at, shown)
+        if cmd == "units":
+            return _number(_units(rest, at, shown), at, shown)
+        raise HitSubstitutionError(at, f"unknown brace command '{cmd}' in '{shown}'")
+
+    def fparse(self, expr: str, param: Param, at: Location, shown: str) -> float:
+        try:
+            tree = ast.parse(expr.replace("^", "**"), mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            raise HitSubstitutionError(at, f"cannot parse expression in '{shown}'") from None
+
+        def var(name: str) -> float:
+            if name in _CONSTANTS:
+                return _CONSTANTS[name]
+            target = self.lookup(name, param, at, shown)
+            text = self.value_of(target, at, shown).strip()
+            try:
+                return float(text)
+            except ValueError:
+                raise HitSubstitutionError(
+                    at, f"'{name}' = {text!r} is not a number in '{shown}'"
+                ) from None
+
+        try:
+            return float(_eval(tree.body, var, 0))
+        except HitSubstitutionError:
+            raise
+        except _Unsupported as e:
+            raise HitSubstitutionError(at, f"unsupported {e} in '{shown}'") from None
+        except (ArithmeticError, ValueError, TypeError) as e:
+            raise HitSubstitutionError(at, f"cannot evaluate '{shown}': {e}") from None
+
+
+class _Unsupported(Exception):
+    pass
+
+
+_BINOPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: math.pow(a, b),
+    ast.Mod: lambda a, b: math.fmod(a, b),
+}
+_CMPOPS = {
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+}
+
+
+def _eval(node: ast.AST, var, depth: int) -> float:
+    """Evaluate a whitelisted arithmetic AST."""
+    if depth > 200:
+        raise _Unsupported("expression nesting")
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return float(node.value)
+    if isinstance(node, ast.Name):
+        return var(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        v = _eval(node.operand, var, depth + 1)
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return _BINOPS[type(node.op)](
+            _eval(node.left, var, depth + 1), _eval(node.right, var, depth + 1)
+        )
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMPOPS:
+        a = _eval(node.left, var, depth + 1)
+        b = _eval(node.comparators[0], var, depth + 1)
+        return 1.0 if _CMPOPS[type(node.ops[0])](a, b) else 0.0
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in FUNCTIONS
+        and not node.keywords
+    ):
+        args = [_eval(a, var, depth + 1) for a in node.args]
+        return float(FUNCTIONS[node.func.id](*args))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        raise _Unsupported(f"function '{node.func.id}'")
+    raise _Unsupported(f"syntax '{type(node).__name__}'")
+
+
+def _number(x: float, at: Location, shown: str) -> str:
+    """Format a result: integral values without a decimal point, others in full precision."""
+    if math.isnan(x) or math.isinf(x):
+        raise HitSubstitutionError(at, f"'{shown}' is not finite")
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return repr(x)
+
+
+def _unit(name: str, at: Location, shown: str) -> tuple[str, float]:
+    if name in UNITS:
+        return UNITS[name]
+    if len(name) > 1 and name[0] in _PREFIXES and name[1:] in UNITS:
+        dim, f = UNITS[name[1:]]
+        return dim, f * _PREFIXES[name[0]]
+    raise HitSubstitutionError(at, f"unsupported unit '{name}' in '{shown}'")
+
+
+def _units(args: str, at: Location, shown: str) -> float:
+    parts = args.split()
+    try:
+        value = float(parts[0])
+    except ValueError:
+        raise HitSubstitutionError(at, f"'{parts[0]}' is not a number in '{shown}'") from None
+    if len(parts) == 2:
+        _unit(parts[1], at, shown)
+        return value
+    if len(parts) == 4 and parts[2] == "->":
+        d1, f1 = _unit(parts[1], at, shown)
+        d2, f2 = _unit(parts[3], at, shown)
+        if d1 != d2:
+            raise HitSubstitutionError(at, f"cannot convert {d1} to {d2} in '{shown}'")
+        return value * f1 / f2
+    raise HitSubstitutionError(at, f"expected 'VALUE UNIT [-> UNIT]' in '{shown}'")
+
+
+def substitute(root: Node, index: dict[str, Param]) -> None:
+    """Evaluate every ``${...}`` and compute the ``raw`` value of every parameter."""
+    ev = _Evaluator(index)
+    for p in iter_params(root):
+        ev.evaluate(p)

@@ -1,0 +1,526 @@
+"""The node tree of a HIT input: sections, parameters, comments, includes.
+
+The tree is *lossless*: besides names and values, every element keeps the
+whitespace that precedes it and the exact source text of its value, header and
+comments, so :func:`neml2.hit.render` reproduces the parsed text byte for byte.
+Elements created or modified through the API (``set_param``, ``add_child``,
+...) carry ``None`` formatting and are rendered in the canonical style.
+
+Queries are *logical*: ``children()``, ``params()``, ``find()`` and ``param()``
+look through ``!include`` directives, understand path names (``[a/b]``,
+``a/b = 1``) and skip parameters superseded by a ``:=`` override.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from ._errors import HitValueError, Location
+from ._lexer import Value, valid_name
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["Comment", "Include", "Item", "Node", "Param", "structure", "value_token"]
+
+_API = Location("<api>", 0, 0)
+_SAFE_UNQUOTED = re.compile(r"[A-Za-z0-9_.+\-*/<>~@%^&|,:?!][A-Za-z0-9_.+\-*/<>~@%^&|,:?!=]*")
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(
+    r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE
+)
+_TRUE = frozenset({"true", "on", "yes"})
+_FALSE = frozenset({"false", "off", "no"})
+
+Scalar: TypeAlias = str | int | float | bool
+
+
+def _scalar_token(v: Scalar) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return v
+    raise TypeError(f"unsupported HIT value element {v!r} ({type(v).__name__})")
+
+
+def value_token(value: Any) -> tuple[str, str]:
+    """Render a Python value as a HIT value token.
+
+    Returns ``(token, raw)``: the source text to write (quoted and escaped
+    where needed) and the raw string a parser will read back from it.
+    Lists become space-separated arrays, lists of lists ``;``-separated rows.
+    """
+    if isinstance(value, list | tuple):
+        if value and all(isinstance(r, list | tuple) for r in value):
+            raw = "; ".join(" ".join(_scalar_token(v) for v in row) for row in value)
+        else:
+            raw = " ".join(_scalar_token(v) for v in value)
+    else:
+        raw = _scalar_token(value)
+    if _SAFE_UNQUOTED.fullmatch(raw):
+        return raw, raw
+    esc = raw.replace("\\", "\\\\").replace("'", "\\'").replace("$", "\\$")
+    return f"'{esc}'", raw
+
+
+class _Item:
+    """Common part of every element of a section body."""
+
+    __slots__ = ("_owner", "location", "parent", "prefix")
+
+    def __init__(self, location: Location, prefix: str | None) -> None:
+        #: Where the element starts in its file.
+        self.location = location
+        #: Whitespace (blank lines included) that precedes the element, or
+        #: ``None`` for canonical formatting.
+        self.prefix = prefix
+        #: The logical parent section (``None`` for a detached element or the root).
+        self.parent: Node | None = None
+        self._owner: Node | Include | None = None
+
+    def remove(self) -> None:
+        """Detach this element from the tree."""
+        if self._owner is not None:
+            self._owner.items.remove(self)
+        self._owner = None
+        self.parent = None
+
+
+class Comment(_Item):
+    """A comment on a line of its own: ``# text``."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str, location: Location = _API, prefix: str | None = None) -> None:
+        super().__init__(location, prefix)
+        #: The comment as written, ``#`` included.
+        self.text = text
+
+    @property
+    def content(self) -> str:
+        """The comment text after ``#`` (one leading space removed)."""
+        body = self.text[1:]
+        return body[1:] if body.startswith(" ") else body
+
+    def __repr__(self) -> str:
+        return f"Comment({self.text!r})"
+
+
+class _Commented(_Item):
+    """An element that can carry a trailing comment on its line."""
+
+    __slots__ = ("_comment_text", "_comment_ws")
+
+    def __init__(self, location: Location, prefix: str | None) -> None:
+        super().__init__(location, prefix)
+        self._comment_ws: str | None = None
+        self._comment_text: str | None = None
+
+    @property
+    def comment(self) -> str | None:
+        """The trailing ``# ...`` comment of the element's line (text after ``#``)."""
+        if self._comment_text is None:
+            return None
+        body = self._comment_text[1:]
+        return body[1:] if body.startswith(" ") else body
+
+    @comment.setter
+    def comment(self, text: str | None) -> None:
+        if text is None:
+            self._comment_ws = self._comment_text = None
+            return
+        if "\n" in text:
+            raise ValueError("a trailing comment cannot contain a newline")
+        self._comment_ws = " "
+        self._comment_text = f"# {text}" if text else "#"
+
+
+class Param(_Commented):
+    """A parameter ``name = value`` (or ``name := value``)."""
+
+    __slots__ = (
+        "_key_ws",
+        "_op_ws",
+        "_value",
+        "name",
+        "op",
+        "overridden",
+        "raw",
+        "value_location",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        value: Value,
+        *,
+        op: str = "=",
+        location: Location = _API,
+        value_location: Location | None = None,
+        prefix: str | None = None,
+        key_ws: str | None = None,
+        op_ws: str | None = None,
+    ) -> None:
+        super().__init__(location, prefix)
+        #: The parameter name as written (may be a path, ``a/b``).
+        self.name = name
+        #: ``"="`` or ``":="`` (an override that may redefine the parameter).
+        self.op = op
+        self._value = value
+        self._key_ws = key_ws
+        self._op_ws = op_ws
+        #: Location of the first character of the value.
+        self.value_location = value_location or location
+        #: The value after substitution, quotes removed and escapes resolved.
+        self.raw: str = "".join(s for s in value.segments if isinstance(s, str))
+        #: ``True`` when another definition with ``:=`` supersedes this one.
+        self.overridden = False
+
+    # -- identity ----------------------------------------------------------------------
+    @property
+    def text(self) -> str:
+        """The value exactly as written in the source (quotes included)."""
+        return self._value.text
+
+    @property
+    def fullpath(self) -> str:
+        """The logical path of the parameter, e.g. ``"Models/elasticity/E"``."""
+        base = self.parent.fullpath if self.parent is not None else ""
+        return f"{base}/{self.name}" if base else self.name
+
+    def __repr__(self) -> str:
+        return f"Param({self.fullpath!r}, {self.raw!r})"
+
+    def set_value(self, value: Any) -> None:
+        """Replace the value (a scalar, a list or a list of rows), taken literally."""
+        token, raw = value_token(value)
+        self._value = Value(token, [raw], "'" if token.startswith("'") else "")
+        self.raw = raw
+
+    # -- conversions ------------------------------------------------------------------
+    def _fail(self, what: str) -> HitValueError:
+        return HitValueError(self.location, f"parameter '{self.fullpath}': {what}")
+
+    def _convert(self, token: str, kind: type, where: str = "") -> Any:
+        conv: dict[type, Callable[[str], Any]] = {
+            str: str,
+            int: self._to_int,
+            float: self._to_float,
+            bool: self._to_bool,
+        }
+        if kind not in conv:
+            raise TypeError(f"unsupported conversion kind {kind!r}")
+        result = conv[kind](token)
+        if result is None:
+            raise self._fail(f"cannot convert {token!r}{where} to {kind.__name__}")
+        return result
+
+    @staticmethod
+    def _to_int(token: str) -> int | None:
+        return int(token) if _INT.fullmatch(token) else None
+
+    @staticmethod
+    def _to_float(token: str) -> float | None:
+        return float(token) if _FLOAT.fullmatch(token) else None
+
+    @staticmethod
+    def _to_bool(token: str) -> bool | None:
+        low = token.lower()
+        return True if low in _TRUE else False if low in _FALSE else None
+
+    def as_str(self) -> str:
+        """The raw value."""
+        return self.raw
+
+    def as_int(self) -> int:
+        """The value as an integer (``HitValueError`` if it is not one)."""
+        return self._convert(self.raw.strip(), int)
+
+    def as_float(self) -> float:
+        """The value as a float (``HitValueError`` if it is not one)."""
+        return self._convert(self.raw.strip(), float)
+
+    def as_bool(self) -> bool:
+        """The value as a bool: true/false, on/off, yes/no, case-insensitive."""
+        return self._convert(self.raw.strip(), bool)
+
+    def as_list(self, kind: type = str) -> list[Any]:
+        """The whitespace-separated elements of the value, converted to *kind*."""
+        return [
+            self._convert(tok, kind, f" (element {i})") for i, tok in enumerate(self.raw.split())
+        ]
+
+    def as_matrix(self, kind: type = str) -> list[list[Any]]:
+        """The ``;``-separated rows of the value, each a list of *kind* (rows may be ragged)."""
+        if not self.raw.strip():
+            return []
+        return [
+            [self._convert(tok, kind, f" (row {r}, element {i})") for i, tok in enumerate(row)]
+            for r, row in enumerate(part.split() for part in self.raw.split(";"))
+        ]
+
+
+class Include(_Commented):
+    """An ``!include FILE`` directive; its parsed content is in :attr:`items`."""
+
+    __slots__ = ("file", "items", "path", "text", "trailing")
+
+    def __init__(
+        self, text: str, path: str, file: str, location: Location, prefix: str | None
+    ) -> None:
+        super().__init__(location, prefix)
+        #: The directive as written, e.g. ``"!include common.i"``.
+        self.text = text
+        #: The file name as written.
+        self.path = path
+        #: The resolved file name the content was read from.
+        self.file = file
+        #: The elements of the included file.
+        self.items: list[Item] = []
+        #: Whitespace at the end of the included file.
+        self.trailing = ""
+
+    def __repr__(self) -> str:
+        return f"Include({self.path!r})"
+
+
+class Node(_Commented):
+    """A section ``[name] ... []``; the root node has the empty name.
+
+    Args:
+        name: the section name (``""`` for a root). A path such as ``"a/b"`` is
+            kept as one node, as written.
+    """
+
+    __slots__ = (
+        "_close_comment_text",
+        "_close_comment_ws",
+        "_close_prefix",
+        "_close_text",
+        "_header",
+        "items",
+        "name",
+    )
+
+    def __init__(self, name: str = "", *, location: Location = _API) -> None:
+        if name and not valid_name(name):
+            raise ValueError(f"invalid section name {name!r}")
+        super().__init__(location, None)
+        #: The section name as written (``""`` for the root).
+        self.name = name
+        #: The body elements, in order (sections, parameters, comments, includes).
+        self.items: list[Item] = []
+        self._header: str | None = None
+        self._close_prefix: str | None = None
+        self._close_text: str | None = None
+        self._close_comment_ws: str | None = None
+        self._close_comment_text: str | None = None
+
+    def __repr__(self) -> str:
+        return f"Node({self.fullpath!r})" if self.name else "Node(<root>)"
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def is_root(self) -> bool:
+        """Whether this node is a root (no name)."""
+        return not self.name
+
+    @property
+    def legacy(self) -> bool:
+        """Whether the header was written in MOOSE's legacy ``[./name]`` form."""
+        return self._header is not None and self._header.startswith("[./")
+
+    @property
+    def fullpath(self) -> str:
+        """The path from the root, e.g. ``"Models/elasticity"`` (``""`` for the root)."""
+        parts: list[str] = []
+        node: Node | None = self
+        while node is not None and node.name:
+            parts.append(node.name)
+            node = node.parent
+        return "/".join(reversed(parts))
+
+    @property
+    def root(self) -> Node:
+        """The root of the tree this node belongs to."""
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    # -- traversal --------------------------------------------------------------------------
+    def _logical_items(self) -> Iterator[Item]:
+        """Body elements, looking through ``!include`` directives."""
+        stack: list[Iterator[Item]] = [iter(self.items)]
+        while stack:
+            for item in stack[-1]:
+                if isinstance(item, Include):
+                    stack.append(iter(item.items))
+                    break
+                yield item
+            else:
+                stack.pop()
+
+    def children(self) -> list[Node]:
+        """The child sections, in order (looking through includes)."""
+        return [i for i in self._logical_items() if isinstance(i, Node)]
+
+    def params(self) -> list[Param]:
+        """The effective parameters, in order (overridden definitions skipped)."""
+        return [i for i in self._logical_items() if isinstance(i, Param) and not i.overridden]
+
+    def comments(self) -> list[Comment]:
+        """The stand-alone comments of the body, in order."""
+        return [i for i in self._logical_items() if isinstance(i, Comment)]
+
+    def walk(self) -> Iterator[Node]:
+        """This node and all sections below it, depth first, in document order."""
+        stack: list[Node] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children()))
+
+    def _lookup(self, path: str, want: type) -> Any:
+        segs = [s for s in path.strip("/").split("/") if s]
+        if not segs:
+            return self if want is Node else None
+        # depth-first search in document order over (node, remaining segments)
+        stack: list[tuple[Node, list[str]]] = [(self, segs)]
+        while stack:
+            node, rest = stack.pop()
+            pending: list[tuple[Node, list[str]]] = []
+            for item in node._logical_items():
+                if isinstance(item, Comment | Include):
+                    continue
+                if isinstance(item, Param) and (want is Node or item.overridden):
+                    continue
+                parts = item.name.split("/")
+                if rest[: len(parts)] != parts:
+                    continue
+                if len(parts) == len(rest):
+                    if isinstance(item, want):
+                        return item
+                elif isinstance(item, Node):
+                    pending.append((item, rest[len(parts) :]))
+            stack.extend(reversed(pending))
+        return None
+
+    def find(self, path: str) -> Node | None:
+        """The first section at *path* relative to this node (``"Models/elasticity"``)."""
+        return self._lookup(path, Node)
+
+    def param(self, name: str) -> Param | None:
+        """The effective parameter *name* (a path such as ``"a/b/E"`` is allowed)."""
+        return self._lookup(name, Param)
+
+    # -- mutation --------------------------------------------------------------------------
+    def _attach(self, item: Item, index: int | None) -> None:
+        if item._owner is not None:
+            item.remove()
+        if index is None:
+            self.items.append(item)
+        else:
+            self.items.insert(index, item)
+        item._owner = self
+        item.parent = self
+        # A body written on one line (``[a][]``) gets a canonical close once it grows.
+        if self._close_prefix is not None and "\n" not in self._close_prefix:
+            self._close_prefix = None if self.name else self._close_prefix or None
+
+    def add_child(self, child: str | Node, index: int | None = None) -> Node:
+        """Append (or insert at *index*) a section; a name creates a new empty one."""
+        node = Node(child) if isinstance(child, str) else child
+        if node is self or node in self._ancestors():
+            raise ValueError("cannot make a section a child of itself")
+        self._attach(node, index)
+        return node
+
+    def _ancestors(self) -> list[Node]:
+        out: list[Node] = []
+        node = self.parent
+        while node is not None:
+            out.append(node)
+            node = node.parent
+        return out
+
+    def set_param(self, name: str, value: Any, *, op: str | None = None) -> Param:
+        """Set parameter *name* to *value* (literal: no substitution), creating it if needed.
+
+        *value* may be a string, a number, a bool, a list, or a list of rows.
+        """
+        if not valid_name(name):
+            raise ValueError(f"invalid parameter name {name!r}")
+        if op not in (None, "=", ":="):
+            raise ValueError(f"invalid assignment operator {op!r}")
+        existing = self.param(name)
+        if existing is not None and existing.parent is self:
+            existing.set_value(value)
+            if op is not None:
+                existing.op = op
+            return existing
+        token, raw = value_token(value)
+        p = Param(name, Value(token, [raw], "'" if token.startswith("'") else ""), op=op or "=")
+        self._attach(p, None)
+        return p
+
+    def remove_param(self, name: str) -> bool:
+        """Remove every definition of parameter *name* in this section; return whether any."""
+        found = [
+            i
+            for i in self._logical_items()
+            if isinstance(i, Param) and i.name == name.strip("/") and i.parent is self
+        ]
+        for p in found:
+            p.remove()
+        return bool(found)
+
+    def add_comment(self, text: str, index: int | None = None) -> Comment:
+        """Append (or insert at *index*) a stand-alone ``# text`` comment line."""
+        if "\n" in text:
+            raise ValueError("a comment cannot contain a newline")
+        c = Comment(f"# {text}" if text else "#")
+        self._attach(c, index)
+        return c
+
+
+Item: TypeAlias = Node | Param | Comment | Include
+
+
+def iter_params(node: Node) -> Iterator[Param]:
+    """Every parameter below *node* (overridden ones included), in document order."""
+    for section in node.walk():
+        for item in section._logical_items():
+            if isinstance(item, Param):
+                yield item
+
+
+def structure(node: Node) -> tuple[Any, ...]:
+    """A hashable summary of a tree's content, independent of layout and quoting.
+
+    Two trees have equal structures when they have the same sections, parameters
+    (name, operator, raw value, trailing comment), stand-alone comments and
+    includes, in the same order. ``structure(parse(render(t))) == structure(t)``
+    is the round-trip guarantee of the writer.
+    """
+
+    def item(i: Item) -> tuple[Any, ...]:
+        if isinstance(i, Node):
+            return (
+                "section",
+                i.name,
+                i._comment_text,
+                tuple(item(c) for c in i.items),
+                i._close_comment_text,
+            )
+        if isinstance(i, Param):
+            return ("param", i.name, i.op, i.raw, i._comment_text)
+        if isinstance(i, Include):
+            return ("include", i.path, i._comment_text, tuple(item(c) for c in i.items))
+        return ("comment", i.text.rstrip())
+
+    return item(node)
