@@ -418,6 +418,19 @@ class Node(_Commented):
         """The effective parameter *name* (a path such as ``"a/b/E"`` is allowed)."""
         return self._lookup(name, Param)
 
+    def merged(self) -> Node:
+        """A logical copy of this tree: includes inlined, paths split, same-name sections merged.
+
+        ``[a/b]`` and ``a/b = 1`` become nested sections; sections that appear
+        several times under one parent (two ``[Models]`` blocks, say) become
+        one, in order of first appearance; definitions superseded by ``:=``
+        are dropped. Values, comments and locations are kept; the layout is
+        canonical. The original tree is not modified.
+        """
+        out = Node(self.name.rpartition("/")[2], location=self.location)
+        _merge_into(out, self, {})
+        return out
+
     # -- mutation --------------------------------------------------------------------------
     def _attach(self, item: Item, index: int | None) -> None:
         if item._owner is not None:
@@ -489,6 +502,43 @@ class Node(_Commented):
 
 
 Item: TypeAlias = Node | Param | Comment | Include
+
+
+def _merge_into(target: Node, source: Node, index: dict[int, dict[str, Node]]) -> None:
+    """Copy the logical content of *source* into *target* (see :meth:`Node.merged`)."""
+
+    def section(parent: Node, name: str, location: Location) -> Node:
+        children = index.setdefault(id(parent), {})
+        node = children.get(name)
+        if node is None:
+            node = Node(name, location=location)
+            parent._attach(node, None)
+            children[name] = node
+        return node
+
+    for item in source._logical_items():
+        if isinstance(item, Comment):
+            target._attach(Comment(item.text, item.location), None)
+        elif isinstance(item, Param):
+            if item.overridden:
+                continue
+            *path, name = item.name.split("/")
+            t = target
+            for seg in path:
+                t = section(t, seg, item.location)
+            copy = Param(name, item._value, op=item.op, location=item.location)
+            copy.value_location, copy.raw = item.value_location, item.raw
+            copy._comment_text = item._comment_text
+            for old in [p for p in t.items if isinstance(p, Param) and p.name == name]:
+                old.remove()
+            t._attach(copy, None)
+        elif isinstance(item, Node):
+            t = target
+            for seg in item.name.split("/"):
+                t = section(t, seg, item.location)
+            if item._comment_text is not None and t._comment_text is None:
+                t._comment_text = item._comment_text
+            _merge_into(t, item, index)
 
 
 def iter_params(node: Node) -> Iterator[Param]:
