@@ -1,5 +1,131 @@
-"""Typed tensors for neml2 (``Scalar``, ``SR2``, ``SSR4``, ...) and the error taxonomy."""
+"""Typed tensors for neml2 and the error taxonomy.
 
-from neml2.tensors._errors import ConvergenceError, FatalError, NEML2Error
+Types (base shape): ``Scalar ()``, ``Vec (3)``, ``SR2 (6, Mandel)``, ``R2 (3, 3)``,
+``WR2 (3, axial vector)``, ``SSR4 (6, 6, Mandel)``, ``MRP (3)``, ``Quaternion (4)``,
+``MillerIndex (3, int64)`` and the dynamic-base ``Tensor``. Storage
+``(*dynamic_batch, *sub_batch, *base)``; values may carry forward-mode tangents
+(:func:`seed`, :func:`attach`, :func:`tangents_of`).
+"""
 
-__all__ = ["ConvergenceError", "FatalError", "NEML2Error"]
+from neml2.tensors import _pytree
+from neml2.tensors._base import MATMUL_RULES, TensorWrapper
+from neml2.tensors._errors import ConvergenceError, FatalError, NEML2Error, ShapeError
+from neml2.tensors._factories import base_stack, cat, linspace, logspace, stack
+from neml2.tensors._functions import (
+    abs,
+    arccos,
+    arctan,
+    clamp,
+    compose,
+    cos,
+    cosh,
+    det,
+    dev,
+    exp,
+    exp_map,
+    heaviside,
+    inner,
+    inv,
+    log,
+    macaulay,
+    maximum,
+    minimum,
+    norm,
+    norm_sq,
+    outer,
+    pow,
+    rotate,
+    sin,
+    sinh,
+    skew,
+    sqrt,
+    sym,
+    tan,
+    tanh,
+    tr,
+    transpose,
+    vol,
+    where,
+)
+from neml2.tensors._miller import MillerIndex
+from neml2.tensors._r2 import R2
+from neml2.tensors._regions import RegionView
+from neml2.tensors._rotations import MRP, Quaternion, rotation_matrix
+from neml2.tensors._scalar import Scalar
+from neml2.tensors._seed import attach, seed, tangents2_of, tangents_of
+from neml2.tensors._sr2 import SR2
+from neml2.tensors._ssr4 import SSR4
+from neml2.tensors._tensor import Tensor
+from neml2.tensors._vec import Vec
+from neml2.tensors._wr2 import WR2
+
+#: The concrete typed tensors (all registered as pytree nodes).
+TYPES = (Scalar, Vec, SR2, R2, WR2, SSR4, MRP, Quaternion, MillerIndex, Tensor)
+for _cls in TYPES:
+    _pytree.register(_cls)
+del _cls
+
+__all__ = [
+    "MATMUL_RULES",
+    "MRP",
+    "R2",
+    "SR2",
+    "SSR4",
+    "TYPES",
+    "WR2",
+    "ConvergenceError",
+    "FatalError",
+    "MillerIndex",
+    "NEML2Error",
+    "Quaternion",
+    "RegionView",
+    "Scalar",
+    "ShapeError",
+    "Tensor",
+    "TensorWrapper",
+    "Vec",
+    "abs",
+    "arccos",
+    "arctan",
+    "attach",
+    "base_stack",
+    "cat",
+    "clamp",
+    "compose",
+    "cos",
+    "cosh",
+    "det",
+    "dev",
+    "exp",
+    "exp_map",
+    "heaviside",
+    "inner",
+    "inv",
+    "linspace",
+    "log",
+    "logspace",
+    "macaulay",
+    "maximum",
+    "minimum",
+    "norm",
+    "norm_sq",
+    "outer",
+    "pow",
+    "rotate",
+    "rotation_matrix",
+    "seed",
+    "sin",
+    "sinh",
+    "skew",
+    "sqrt",
+    "stack",
+    "sym",
+    "tan",
+    "tangents2_of",
+    "tangents_of",
+    "tanh",
+    "tr",
+    "transpose",
+    "vol",
+    "where",
+]

@@ -28,3 +28,12 @@ class ConvergenceError(NEML2Error):
     """An implicit solve did not converge; recoverable (cut the step and retry)."""
 
     recoverable = True
+
+
+class ShapeError(ValueError):
+    """Shapes of typed tensors do not fit together.
+
+    Raised by the typed-tensor algebra (not a :class:`NEML2Error`: it is a programming
+    error in a model, not a bad input file). The message names both shapes and the region
+    (``dynamic batch``, ``sub-batch`` or ``base``) that disagrees.
+    """

@@ -1,0 +1,125 @@
+"""Sub-batch-aware alignment of typed operands.
+
+Storage of every typed value is ``(*dynamic_batch, *sub_batch, *base)``. Before two
+values are combined their batch regions are aligned *region by region*:
+
+1. the sub-batch regions are right-aligned against each other (the one with fewer
+   sub-batch axes gets singleton axes at the *start* of its sub-batch region), then
+2. the dynamic-batch regions are broadcast the ordinary (torch, right-aligned) way.
+
+So a per-grain ``(20, 5; base)`` value (dynamic ``(20,)``, sub ``(5,)``) combines with a
+global ``(20; base)`` value as ``(20, 1; base)``, never as ``(1, 20; base)``.
+
+Tangents get the same singleton axes, inserted *after* their leading seed axes, and also
+the dynamic padding (the primal gets it implicitly from torch).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from neml2.tensors._errors import ShapeError
+from neml2.tensors._tangents import Dual
+
+if TYPE_CHECKING:
+    from neml2.tensors._base import TensorWrapper
+
+
+def insert_singletons(t: torch.Tensor, right: int, count: int) -> torch.Tensor:
+    """Insert ``count`` singleton axes just left of the last ``right`` axes of ``t``."""
+    for _ in range(count):
+        t = t.unsqueeze(-right - 1)
+    return t
+
+
+def _tracing() -> bool:
+    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
+
+
+def describe(w: TensorWrapper) -> str:
+    """``SR2(dynamic=(20,), sub=(5,), base=(6,))``."""
+    return (
+        f"{type(w).__name__}(dynamic={tuple(w.dynamic_shape)}, "
+        f"sub_batch={tuple(w.sub_batch_shape)}, base={tuple(w.base_shape)})"
+    )
+
+
+def _region_broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    n = max((len(s) for s in shapes), default=0)
+    out = [1] * n
+    for s in shapes:
+        for i, d in enumerate(s):
+            j = n - len(s) + i
+            if d == 1:
+                continue
+            if out[j] != 1 and out[j] != d:
+                return None
+            out[j] = d
+    return tuple(out)
+
+
+def check_broadcastable(ws: tuple[TensorWrapper, ...], op: str) -> None:
+    """Raise :class:`ShapeError` naming the region that does not broadcast."""
+    if _tracing():
+        return
+    for region, getter in (
+        ("sub-batch", lambda w: tuple(w.sub_batch_shape)),
+        ("dynamic batch", lambda w: tuple(w.dynamic_shape)),
+    ):
+        if _region_broadcast([getter(w) for w in ws]) is None:
+            raise ShapeError(
+                f"{op}: {region} shapes do not broadcast: " + " vs ".join(describe(w) for w in ws)
+            )
+
+
+def align(ws: tuple[TensorWrapper, ...], op: str = "operation") -> tuple[list[Dual], int]:
+    """Align the batch regions of ``ws``; return their :class:`Dual` views and sub-batch ndim.
+
+    Primal tensors get only the sub-batch padding (torch pads the dynamic region on the
+    left by itself); tangents get both so that they have exactly
+    ``seed axes + dyn + sub + base`` dimensions.
+    """
+    subs = [w.sub_batch_ndim for w in ws]
+    S = max(subs)
+    notangents = all(w.tangents is None for w in ws)
+    if notangents and min(subs) == S:
+        if len(ws) > 1 and not _tracing():
+            shapes = [w.data.shape[: w.data.dim() - w.base_ndim] for w in ws]
+            if any(s != shapes[0] for s in shapes[1:]):
+                check_broadcastable(ws, op)
+        return [Dual(w.data) for w in ws], S
+    if len(ws) > 1:
+        check_broadcastable(ws, op)
+    D = max(w.dynamic_ndim for w in ws)
+    out = []
+    for w in ws:
+        nb, s, d = w.base_ndim, w.sub_batch_ndim, w.dynamic_ndim
+        p = insert_singletons(w.data, nb + s, S - s)
+        if w.tangents is None:
+            out.append(Dual(p))
+            continue
+
+        def pad(t, nb=nb, s=s, d=d):
+            t = insert_singletons(t, nb + s, S - s)
+            return insert_singletons(t, nb + S + d, D - d)
+
+        t1 = {k: pad(v) for k, v in w.tangents.items()}
+        t2 = None if w.tangents2 is None else {k: pad(v) for k, v in w.tangents2.items()}
+        out.append(Dual(p, t1, t2))
+    return out, S
+
+
+def pad_tangents_to(w: TensorWrapper, dyn_ndim: int) -> TensorWrapper:
+    """Return ``w`` with its tangents padded so its dynamic region spans ``dyn_ndim`` axes."""
+    d = w.dynamic_ndim
+    if w.tangents is None or d >= dyn_ndim:
+        return w
+    right = w.base_ndim + w.sub_batch_ndim + d
+    t1 = {k: insert_singletons(v, right, dyn_ndim - d) for k, v in w.tangents.items()}
+    t2 = None
+    if w.tangents2 is not None:
+        t2 = {k: insert_singletons(v, right, dyn_ndim - d) for k, v in w.tangents2.items()}
+    p = insert_singletons(w.data, right, dyn_ndim - d)
+    return w._new(p, w.sub_batch_ndim, t1, t2)

@@ -1,0 +1,151 @@
+"""Rotations: ``MRP`` (modified Rodrigues parameters, base ``(3,)``) and ``Quaternion``
+(base ``(4,)``, scalar first).
+
+An MRP ``r = n tan(theta/4)`` (axis ``n``, angle ``theta``) has the rotation matrix
+``R = I + (8 W^2 + 4 (1 - r.r) W) / (1 + r.r)^2`` with ``W = skew(r)`` (NEML2's
+``euler_rodrigues``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from neml2.tensors._base import TensorWrapper
+from neml2.tensors._factories import FactoryMixin, _opts
+from neml2.tensors._vec import Vec, VecBase
+
+
+class MRP(VecBase):
+    """Modified Rodrigues parameters of a rotation. Storage ``(*batch, 3)``."""
+
+    @classmethod
+    def identity(cls, *, dtype=None, device=None):
+        """The identity rotation ``(0, 0, 0)``."""
+        return cls.zeros(dtype=dtype, device=device)
+
+    @classmethod
+    def from_axis_angle(cls, axis, angle):
+        """``n tan(theta/4)`` from a Vec axis (normalised here) and a Scalar angle."""
+        from neml2.tensors._functions import tan
+
+        n = axis / axis.norm()
+        return cls(tan(angle * 0.25) * n)
+
+    @classmethod
+    def from_matrix(cls, R):
+        """The MRP of a rotation matrix (angle < pi), via the axial vector of ``R``."""
+        from neml2.tensors._functions import arccos, sin, sqrt, tan, where
+        from neml2.tensors._scalar import Scalar
+
+        c = (R.tr() - 1.0) * 0.5
+        theta = arccos(c)
+        small = theta < 1e-6
+        st = where(small, Scalar.ones_like(theta), sin(theta))
+        # standard Rodrigues vector rho = n tan(theta/2) = axial(R) * tan(theta/2)/sin(theta)
+        scale = where(small, 0.5 + theta * 0.0, tan(theta * 0.5) / st)
+        w = R.skew()
+        rho = scale * Vec(w)
+        return cls(rho / (sqrt(rho.norm_sq() + 1.0) + 1.0))
+
+    def to_R2(self):
+        """Rotation matrix -> R2."""
+        from neml2.tensors._r2 import R2
+        from neml2.tensors._wr2 import WR2
+
+        rr = self.norm_sq()
+        W = WR2(self).to_R2()
+        f = 1.0 / ((1.0 + rr) * (1.0 + rr))
+        eye = R2.identity(dtype=self.dtype, device=self.device)
+        return eye + (8.0 * f) * (W @ W) + (4.0 * (1.0 - rr) * f) * W
+
+    def to_quaternion(self):
+        """Unit quaternion ``((1 - r.r), 2 r) / (1 + r.r)`` (scalar first)."""
+        from neml2.tensors._factories import base_stack
+
+        rr = self.norm_sq()
+        d = 1.0 / (1.0 + rr)
+        v = (2.0 * d) * Vec(self)
+        return base_stack(Quaternion, [(1.0 - rr) * d] + [v[i] for i in range(3)])
+
+    def inverse(self):
+        """The inverse rotation ``-r``."""
+        return -self
+
+    def compose(self, other: MRP):
+        """The MRP of ``R(self) R(other)`` (apply ``other`` first, then ``self``)."""
+        return self @ other
+
+    def rotate(self, r):
+        """Apply the rotation ``r`` after this one: ``R(r) R(self)``."""
+        if not isinstance(r, MRP):
+            r = MRP.from_matrix(r)
+        return r @ self
+
+
+def rotation_matrix(r) -> TensorWrapper:
+    """R2 of an ``MRP``, ``Quaternion`` or ``R2`` (returned as is)."""
+    from neml2.tensors._r2 import R2
+
+    if isinstance(r, R2):
+        return r
+    if isinstance(r, MRP | Quaternion):
+        return r.to_R2()
+    raise TypeError(f"expected a rotation (MRP, Quaternion or R2), got {type(r).__name__}")
+
+
+def _compose_mrp(a: MRP, b: MRP) -> MRP:
+    """``R(a) R(b)``: ``((1 - b.b) a + (1 - a.a) b - 2 b x a) / (1 + a.a b.b - 2 a.b)``."""
+    aa, bb = a.norm_sq(), b.norm_sq()
+    va, vb = Vec(a), Vec(b)
+    num = (1.0 - bb) * va + (1.0 - aa) * vb - 2.0 * vb.cross(va)
+    den = 1.0 + aa * bb - 2.0 * va.inner(vb)
+    return MRP(num / den)
+
+
+class Quaternion(TensorWrapper, FactoryMixin):
+    """Quaternion ``(s, x, y, z)`` (scalar first). Storage ``(*batch, 4)``."""
+
+    BASE_SHAPE = (4,)
+    _base_ndim = 1
+
+    @classmethod
+    def identity(cls, *, dtype=None, device=None):
+        """``(1, 0, 0, 0)``."""
+        dtype, device = _opts(dtype, device)
+        return cls(torch.tensor([1.0, 0.0, 0.0, 0.0], dtype=dtype, device=device))
+
+    def __getitem__(self, i: int):
+        from neml2.tensors._scalar import Scalar
+
+        return self._lin(lambda x: x[..., i], Scalar)
+
+    def to_R2(self):
+        """Rotation matrix of a unit quaternion -> R2."""
+        from neml2.tensors._factories import base_stack
+        from neml2.tensors._r2 import R2
+
+        s, x, y, z = (self[i] for i in range(4))
+        return base_stack(
+            R2,
+            [
+                1.0 - 2.0 * (y * y + z * z),
+                2.0 * (x * y - s * z),
+                2.0 * (x * z + s * y),
+                2.0 * (x * y + s * z),
+                1.0 - 2.0 * (x * x + z * z),
+                2.0 * (y * z - s * x),
+                2.0 * (x * z - s * y),
+                2.0 * (y * z + s * x),
+                1.0 - 2.0 * (x * x + y * y),
+            ],
+            (3, 3),
+        )
+
+
+def _mrp_matmul(self, other):
+    if isinstance(other, MRP):
+        return _compose_mrp(self, other)
+    return TensorWrapper.__matmul__(self, other)
+
+
+MRP.__matmul__ = _mrp_matmul

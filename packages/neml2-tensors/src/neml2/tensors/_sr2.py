@@ -1,0 +1,131 @@
+"""``SR2``: a symmetric second-order tensor in Mandel notation, base shape ``(6,)``.
+
+Components ``(xx, yy, zz, sqrt2*yz, sqrt2*xz, sqrt2*xy)`` (NEML2's convention), so
+``inner`` of two SR2 is the full double contraction ``A : B`` and ``SSR4 @ SR2`` is the
+6x6 matrix-vector product.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from neml2.tensors._base import TensorWrapper
+from neml2.tensors._broadcast import align
+from neml2.tensors._factories import FactoryMixin, base_stack
+from neml2.tensors._mandel import SQRT2, mandel_to_full
+from neml2.tensors._vec import dot_raw, outer_raw
+
+
+def tr_raw(x: torch.Tensor) -> torch.Tensor:
+    return x[..., 0] + x[..., 1] + x[..., 2]
+
+
+def vol_raw(x: torch.Tensor) -> torch.Tensor:
+    t = tr_raw(x) / 3.0
+    z = torch.zeros_like(t)
+    return torch.stack([t, t, t, z, z, z], -1)
+
+
+def dev_raw(x: torch.Tensor) -> torch.Tensor:
+    t = tr_raw(x) / 3.0
+    z = torch.zeros_like(t)
+    return x - torch.stack([t, t, t, z, z, z], -1)
+
+
+class SR2(TensorWrapper, FactoryMixin):
+    """Symmetric second-order tensor (Mandel). Storage ``(*batch, 6)``."""
+
+    BASE_SHAPE = (6,)
+    _base_ndim = 1
+
+    @classmethod
+    def identity(cls, *, dtype=None, device=None):
+        """``I`` in Mandel form ``(1, 1, 1, 0, 0, 0)``."""
+        from neml2.tensors._factories import constant
+
+        return constant(cls, [1.0, 1.0, 1.0, 0.0, 0.0, 0.0], dtype=dtype, device=device)
+
+    @classmethod
+    def fill(cls, *comps, dtype=None, device=None):
+        """Build from tensor components (numbers or Scalars; shears get the sqrt2 factor).
+
+        1 value ``a``: ``a I``; 3 values: diagonal ``(xx, yy, zz)``; 6 values:
+        ``(xx, yy, zz, yz, xz, xy)``.
+        """
+        if len(comps) == 1:
+            a = comps[0]
+            comps = (a, a, a, 0.0, 0.0, 0.0)
+        elif len(comps) == 3:
+            comps = (*comps, 0.0, 0.0, 0.0)
+        elif len(comps) != 6:
+            raise TypeError(f"SR2.fill takes 1, 3 or 6 components, got {len(comps)}")
+        comps = list(comps[:3]) + [c * SQRT2 for c in comps[3:]]
+        return base_stack(cls, comps, dtype=dtype, device=device)
+
+    def __getitem__(self, ij):
+        """Tensor component ``(i, j)`` as a Scalar (Mandel factor removed)."""
+        from neml2.tensors._scalar import Scalar
+
+        i, j = ij
+        idx = [[0, 5, 4], [5, 1, 3], [4, 3, 2]][i][j]
+        f = 1.0 if i == j else 1.0 / SQRT2
+        return self._lin(lambda x: x[..., idx] * f, Scalar)
+
+    def tr(self):
+        """Trace -> Scalar."""
+        from neml2.tensors._scalar import Scalar
+
+        return self._lin(tr_raw, Scalar)
+
+    def vol(self):
+        """Volumetric part ``tr/3 I``."""
+        return self._lin(vol_raw)
+
+    def dev(self):
+        """Deviatoric part ``A - tr/3 I``."""
+        return self._lin(dev_raw)
+
+    def inner(self, other: SR2):
+        """``A : B`` -> Scalar."""
+        from neml2.tensors._scalar import Scalar
+
+        (a, b), S = align((self, other), "inner")
+        return Scalar._from_dual(a.bilin(b, dot_raw), S)
+
+    def norm_sq(self):
+        """``A : A`` -> Scalar."""
+        return self.inner(self)
+
+    def norm(self, eps: float = 0.0):
+        """``sqrt(A : A + eps)`` -> Scalar."""
+        from neml2.tensors._functions import sqrt
+
+        return sqrt(self.norm_sq() + eps) if eps else sqrt(self.norm_sq())
+
+    def outer(self, other: SR2):
+        """``A (x) B`` -> SSR4 (6x6)."""
+        from neml2.tensors._ssr4 import SSR4
+
+        (a, b), S = align((self, other), "outer")
+        return SSR4._from_dual(a.bilin(b, outer_raw), S)
+
+    def to_R2(self):
+        """The full symmetric 3x3 matrix -> R2."""
+        from neml2.tensors._r2 import R2
+
+        return self._lin(mandel_to_full, R2)
+
+    def det(self):
+        """Determinant -> Scalar."""
+        return self.to_R2().det()
+
+    def inv(self):
+        """Inverse -> SR2."""
+        return self.to_R2().inv().sym()
+
+    def transpose(self):
+        return self
+
+    def rotate(self, r):
+        """``R A R^T`` for an ``MRP`` or ``R2`` rotation."""
+        return self.to_R2().rotate(r).sym()

@@ -1,0 +1,84 @@
+"""``Vec``: base shape ``(3,)``."""
+
+from __future__ import annotations
+
+import torch
+
+from neml2.tensors._base import TensorWrapper
+from neml2.tensors._broadcast import align
+from neml2.tensors._factories import FactoryMixin, base_stack
+
+
+def cross_raw(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a x b`` on the last axis (bilinear)."""
+    a0, a1, a2 = a.unbind(-1)
+    b0, b1, b2 = b.unbind(-1)
+    return torch.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
+
+
+def dot_raw(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return (a * b).sum(-1)
+
+
+def outer_raw(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a.unsqueeze(-1) * b.unsqueeze(-2)
+
+
+class VecBase(TensorWrapper, FactoryMixin):
+    """Shared algebra of the 3-vectors ``Vec``, ``WR2``, ``MRP``."""
+
+    BASE_SHAPE = (3,)
+    _base_ndim = 1
+
+    @classmethod
+    def fill(cls, x, y, z, **opts):
+        """From three components (numbers or Scalars)."""
+        return base_stack(cls, [x, y, z], **opts)
+
+    def _pair(self, other, fn, out, op):
+        (a, b), S = align((self, other), op)
+        return out._from_dual(a.bilin(b, fn), S)
+
+    def inner(self, other: VecBase):
+        """``a . b`` -> Scalar."""
+        from neml2.tensors._scalar import Scalar
+
+        return self._pair(other, dot_raw, Scalar, "inner")
+
+    dot = inner
+
+    def norm_sq(self):
+        """``|a|^2`` -> Scalar."""
+        return self.inner(self)
+
+    def norm(self, eps: float = 0.0):
+        """``sqrt(|a|^2 + eps)`` -> Scalar."""
+        from neml2.tensors._functions import sqrt
+
+        return sqrt(self.norm_sq() + eps) if eps else sqrt(self.norm_sq())
+
+    def cross(self, other: VecBase):
+        """``a x b`` -> Vec."""
+        return self._pair(other, cross_raw, Vec, "cross")
+
+    def outer(self, other: VecBase):
+        """``a (x) b`` -> R2 ``(3, 3)``."""
+        from neml2.tensors._r2 import R2
+
+        return self._pair(other, outer_raw, R2, "outer")
+
+    def __getitem__(self, i: int):
+        """Component ``i`` as a Scalar."""
+        from neml2.tensors._scalar import Scalar
+
+        return self._lin(lambda x: x[..., i], Scalar)
+
+
+class Vec(VecBase):
+    """A 3-vector. Storage ``(*batch, 3)``."""
+
+    def rotate(self, r):
+        """``R v`` for an ``MRP`` or ``R2`` rotation."""
+        from neml2.tensors._rotations import rotation_matrix
+
+        return rotation_matrix(r) @ self
