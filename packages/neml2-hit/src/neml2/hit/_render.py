@@ -93,7 +93,7 @@ def _section(node: Node, depth: int, out: list[str], *, with_prefix: bool) -> No
 
 # -- canonical formatting ------------------------------------------------------------------------
 def _canon_comment(text: str | None) -> str:
-    return "" if text is None else " " + text
+    return "" if text is None else " " + text.rstrip()
 
 
 def format_node(node: Node) -> str:

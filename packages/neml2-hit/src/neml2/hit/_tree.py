@@ -103,7 +103,7 @@ class Comment(_Item):
     @property
     def content(self) -> str:
         """The comment text after ``#`` (one leading space removed)."""
-        body = self.text[1:]
+        body = self.text[1:].rstrip()
         return body[1:] if body.startswith(" ") else body
 
     def __repr__(self) -> str:
@@ -125,7 +125,7 @@ class _Commented(_Item):
         """The trailing ``# ...`` comment of the element's line (text after ``#``)."""
         if self._comment_text is None:
             return None
-        body = self._comment_text[1:]
+        body = self._comment_text[1:].rstrip()
         return body[1:] if body.startswith(" ") else body
 
     @comment.setter
@@ -554,23 +554,27 @@ def structure(node: Node) -> tuple[Any, ...]:
 
     Two trees have equal structures when they have the same sections, parameters
     (name, operator, raw value, trailing comment), stand-alone comments and
-    includes, in the same order. ``structure(parse(render(t))) == structure(t)``
-    is the round-trip guarantee of the writer.
+    includes, in the same order (trailing whitespace of comments is ignored).
+    ``structure(parse(render(t))) == structure(t)`` is the round-trip guarantee
+    of the writer.
     """
+
+    def c(text: str | None) -> str | None:
+        return None if text is None else text.rstrip()
 
     def item(i: Item) -> tuple[Any, ...]:
         if isinstance(i, Node):
             return (
                 "section",
                 i.name,
-                i._comment_text,
-                tuple(item(c) for c in i.items),
-                i._close_comment_text,
+                c(i._comment_text),
+                tuple(item(x) for x in i.items),
+                c(i._close_comment_text),
             )
         if isinstance(i, Param):
-            return ("param", i.name, i.op, i.raw, i._comment_text)
+            return ("param", i.name, i.op, i.raw, c(i._comment_text))
         if isinstance(i, Include):
-            return ("include", i.path, i._comment_text, tuple(item(c) for c in i.items))
-        return ("comment", i.text.rstrip())
+            return ("include", i.path, c(i._comment_text), tuple(item(x) for x in i.items))
+        return ("comment", c(i.text))
 
     return item(node)
