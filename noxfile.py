@@ -18,7 +18,7 @@ import nox
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["tests", "integration", "cpp", "lint"]
+nox.options.sessions = ["tests", "integration", "cpp", "wheels", "lint"]
 
 ROOT = Path(__file__).resolve().parent
 CPP = ROOT / "cpp"
@@ -125,9 +125,7 @@ def wheels(session: nox.Session) -> None:
     """Build the six wheels; check the deployment pair installs and runs alone, then all six."""
     dist = ROOT / "dist"
     shutil.rmtree(dist, ignore_errors=True)
-    session.run(
-        "uv", "build", "--all-packages", "--wheel", "-o", str(dist), external=True
-    )
+    session.run("uv", "build", "--all-packages", "--wheel", "-o", str(dist), external=True)
     built = sorted(p.name for p in dist.glob("*.whl"))
     session.log("built: " + ", ".join(built))
     if len(built) != len(PACKAGES):
@@ -144,8 +142,7 @@ def wheels(session: nox.Session) -> None:
         reqs = venv / "requirements.txt"
         export = ["uv", "export", "--frozen", "--no-dev", "--no-emit-workspace", "--no-hashes"]
         export += ["--all-packages"] if mode == "full" else ["--package", "neml2-aoti-runtime"]
-        with reqs.open("w") as f:
-            session.run(*export, external=True, stdout=f, silent=True)
+        session.run(*export, "-o", str(reqs), "--quiet", external=True)
         py = str(venv / "bin" / "python")
         session.run("uv", "pip", "install", "-q", "--python", py, "-r", str(reqs), external=True)
         # ... then our wheels, without letting pip resolve anything else.

@@ -81,7 +81,9 @@ def test_checker_sees_relative_and_absolute_imports(tmp_path):
     """The static check itself can fail: it resolves every import form."""
     f = tmp_path / "src" / "neml2" / "hit" / "_x.py"
     f.parent.mkdir(parents=True)
-    f.write_text("import torch\nfrom ..tensors import SR2\nfrom neml2 import models\nfrom . import _y\n")
+    f.write_text(
+        "import torch\nfrom ..tensors import SR2\nfrom neml2 import models\nfrom . import _y\n"
+    )
     assert _imports(f) == [
         (1, "torch"),
         (2, "neml2.tensors"),

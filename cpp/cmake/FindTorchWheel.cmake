@@ -50,7 +50,15 @@ if(NOT EXISTS "${TORCH_WHEEL_DIR}/include/ATen/ATen.h")
     "neml2: ${TORCH_WHEEL_DIR} has no C++ headers (include/ATen/ATen.h); "
     "it is not a torch wheel directory.")
 endif()
+if(NOT TORCH_WHEEL_VERSION)
+  # Given a directory rather than an interpreter: read the wheel's version.py.
+  file(STRINGS "${TORCH_WHEEL_DIR}/version.py" _tw_vline REGEX "^__version__ *=")
+  if(_tw_vline MATCHES "['\"]([0-9]+\\.[0-9]+\\.[0-9]+)")
+    set(TORCH_WHEEL_VERSION "${CMAKE_MATCH_1}" CACHE STRING "torch version of the wheel")
+  endif()
+endif()
 if(NOT DEFINED TORCH_WHEEL_CXX11_ABI)
+  # Every torch wheel since 2.7 uses the C++11 ABI.
   set(TORCH_WHEEL_CXX11_ABI 1)
 endif()
 

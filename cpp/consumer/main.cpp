@@ -13,8 +13,8 @@ main()
 {
   std::cout << "neml2 " << neml2::aoti::version() << " (torch " << neml2::aoti::torch_version()
             << ")\n";
-  const auto b = neml2::aoti::broadcast_batch_shape({{"strain", at::zeros({3, 6})}},
-                                                    {{"strain", {6}}});
+  const auto b =
+      neml2::aoti::broadcast_batch_shape({{"strain", at::zeros({3, 6})}}, {{"strain", {6}}});
   if (b != neml2::aoti::Shape{3})
     return 1;
   try

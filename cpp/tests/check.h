@@ -64,4 +64,11 @@ finish(const char * name)
 
 #define CHECK(expr) ::neml2::test::report(static_cast<bool>(expr), #expr, __FILE__, __LINE__)
 #define CHECK_THROWS(E, stmt, needle)                                                              \
-  ::neml2::test::expect_throw<E>([&]() { stmt; }, needle, __FILE__, __LINE__)
+  ::neml2::test::expect_throw<E>(                                                                  \
+      [&]()                                                                                        \
+      {                                                                                            \
+        stmt;                                                                                      \
+      },                                                                                           \
+      needle,                                                                                      \
+      __FILE__,                                                                                    \
+      __LINE__)

@@ -24,13 +24,14 @@ main()
   CHECK_THROWS(FatalError, parse_major_minor("2.x", "m"), "not a version");
 
   // Same minor with another patch or local tag is compatible.
-  const std::string same = std::to_string(TORCH_VERSION_MAJOR) + "." +
-                           std::to_string(TORCH_VERSION_MINOR) + ".9+cpu";
+  const std::string same =
+      std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + ".9+cpu";
   check_torch_compatible(same, "a.pt2");
   // Another minor is not, and the message says what to do.
-  const std::string other = std::to_string(TORCH_VERSION_MAJOR) + "." +
-                            std::to_string(TORCH_VERSION_MINOR + 1) + ".0";
-  CHECK_THROWS(FatalError, check_torch_compatible(other, "model/metadata.json"),
+  const std::string other =
+      std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR + 1) + ".0";
+  CHECK_THROWS(FatalError,
+               check_torch_compatible(other, "model/metadata.json"),
                "model/metadata.json was built with torch " + other);
   CHECK_THROWS(FatalError, check_torch_compatible(other, "m"), "recompile it with neml2-compile");
   return neml2::test::finish("test_version");

@@ -49,8 +49,9 @@ check_torch_compatible(const std::string & built_with, const std::string & what)
   const auto ours = parse_major_minor(torch_version(), "libneml2 torch version");
   const auto theirs = parse_major_minor(built_with, what + " torch version");
   if (ours != theirs)
-    throw FatalError(what + " was built with torch " + built_with + " but this libneml2 runs torch " +
-                     torch_version() + "; recompile it with neml2-compile under torch " +
-                     std::to_string(ours.first) + "." + std::to_string(ours.second) + ".x");
+    throw FatalError(what + " was built with torch " + built_with +
+                     " but this libneml2 runs torch " + torch_version() +
+                     "; recompile it with neml2-compile under torch " + std::to_string(ours.first) +
+                     "." + std::to_string(ours.second) + ".x");
 }
 } // namespace neml2::aoti

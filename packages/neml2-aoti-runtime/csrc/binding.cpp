@@ -12,7 +12,6 @@
 namespace py = pybind11;
 using namespace neml2::aoti;
 
-
 PYBIND11_MODULE(_core, m)
 {
   m.doc() = "libneml2: runtime for compiled neml2 models";
@@ -27,13 +26,12 @@ PYBIND11_MODULE(_core, m)
         }
         catch (const ConvergenceError & e)
         {
-          PyErr_SetString(
-              py::module_::import("neml2.tensors").attr("ConvergenceError").ptr(), e.what());
+          PyErr_SetString(py::module_::import("neml2.tensors").attr("ConvergenceError").ptr(),
+                          e.what());
         }
         catch (const FatalError & e)
         {
-          PyErr_SetString(py::module_::import("neml2.tensors").attr("FatalError").ptr(),
-                          e.what());
+          PyErr_SetString(py::module_::import("neml2.tensors").attr("FatalError").ptr(), e.what());
         }
       });
 

@@ -11,3 +11,14 @@ matter how the siblings were installed.
 from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
+
+__all__ = ["load_model"]
+
+
+def __getattr__(name: str):
+    # Lazy, so that `import neml2.hit` does not pull in torch through neml2.models.
+    if name == "load_model":
+        from neml2.models import load_model
+
+        return load_model
+    raise AttributeError(f"module 'neml2' has no attribute {name!r}")

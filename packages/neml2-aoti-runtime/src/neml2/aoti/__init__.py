@@ -26,6 +26,7 @@ def cmake_prefix_path() -> str:
 
     The wheel ships libneml2, its headers and ``neml2Config.cmake``::
 
-        cmake -DCMAKE_PREFIX_PATH="$(python -c 'import neml2.aoti as a; print(a.cmake_prefix_path())')"
+        prefix=$(python -c "import neml2.aoti as a; print(a.cmake_prefix_path())")
+        cmake -DCMAKE_PREFIX_PATH="$prefix" ...
     """
     return str(Path(__file__).resolve().parent)

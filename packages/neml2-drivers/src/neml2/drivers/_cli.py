@@ -1,0 +1,103 @@
+"""Command-line tools: ``neml2-run``, ``neml2-inspect``, ``neml2-syntax``.
+
+Exit status: 0 success, 1 fatal error (bad input; the message names the file,
+line and option), 2 bad command line, 3 convergence failure (recoverable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+from neml2.models import registered_types
+from neml2.models._factory import model_class, parse_input
+from neml2.tensors import ConvergenceError, FatalError
+
+EXIT_FATAL = 1
+EXIT_CONVERGENCE = 3
+
+
+def _guarded(prog: str, body: Callable[[], int]) -> int:
+    try:
+        return body()
+    except ConvergenceError as e:
+        print(f"{prog}: convergence failure: {e}", file=sys.stderr)
+        return EXIT_CONVERGENCE
+    except FatalError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_FATAL
+
+
+def _parser(prog: str, description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.exit_on_error = True
+    return p
+
+
+def run_main(argv: Sequence[str] | None = None) -> int:
+    """``neml2-run INPUT DRIVER [overrides...]``: run a driver block of an input file."""
+    p = _parser("neml2-run", "Run the [Drivers] block DRIVER of the HIT file INPUT.")
+    p.add_argument("input", help="HIT input file")
+    p.add_argument("driver", help="name of a block under [Drivers]")
+    p.add_argument("overrides", nargs="*", help="HIT overrides, e.g. Models/elasticity/E=2e5")
+    a = p.parse_args(argv)
+
+    def body() -> int:
+        root = parse_input(a.input, a.overrides)
+        drivers = root.find("Drivers")
+        block = drivers.find(a.driver) if drivers is not None else None
+        if block is None:
+            names = [c.name for c in drivers.children()] if drivers is not None else []
+            where = drivers.location if drivers is not None else a.input
+            raise FatalError(
+                f"{where}: no driver named '{a.driver}' in [Drivers]; "
+                f"defined: {', '.join(names) or '(none)'}"
+            )
+        driver = model_class(block).from_hit(block, root)
+        ok = driver.run()
+        return 0 if ok in (None, True) else EXIT_FATAL
+
+    return _guarded("neml2-run", body)
+
+
+def inspect_main(argv: Sequence[str] | None = None) -> int:
+    """``neml2-inspect INPUT MODEL``: print a model's inputs, outputs and parameters."""
+    p = _parser("neml2-inspect", "Print the variables and parameters of a model.")
+    p.add_argument("input", help="HIT input file")
+    p.add_argument("model", help="name of a block under [Models]")
+    p.add_argument("overrides", nargs="*", help="HIT overrides")
+    a = p.parse_args(argv)
+
+    def body() -> int:
+        from neml2.models import load_model
+
+        model = load_model(a.input, a.model, a.overrides)
+        print(f"{a.model}: {type(model).__name__}")
+        for title, attr in (("inputs", "input_spec"), ("outputs", "output_spec")):
+            spec = getattr(model, attr, {})
+            print(f"  {title}:")
+            for name, typ in spec.items():
+                print(f"    {name}: {getattr(typ, '__name__', typ)}")
+        named = getattr(model, "named_parameters", None)
+        if named is not None:
+            print("  parameters:")
+            for name, value in named():
+                print(f"    {name}: {tuple(value.shape)}")
+        return 0
+
+    return _guarded("neml2-inspect", body)
+
+
+def syntax_main(argv: Sequence[str] | None = None) -> int:
+    """``neml2-syntax [--json]``: list every registered type (models, drivers, plugins)."""
+    p = _parser("neml2-syntax", "List the registered HIT types.")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    a = p.parse_args(argv)
+    types = registered_types()
+    if a.json:
+        print(json.dumps({"types": types}, indent=2))
+    else:
+        print("\n".join(types) if types else "(no types registered)")
+    return 0

@@ -1,0 +1,69 @@
+"""Registry of model classes keyed by their HIT ``type`` name.
+
+Built-in models register with :func:`register`. Third-party packages register
+through the ``neml2.models`` entry-point group: each entry point names a module
+(or object) whose import registers its classes; they are loaded the first time
+a type is looked up that is not built in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import TypeVar
+
+T = TypeVar("T", bound=type)
+
+ENTRY_POINT_GROUP = "neml2.models"
+
+_registry: dict[str, type] = {}
+_plugins_loaded = False
+
+
+class RegistryError(ValueError):
+    """A type name is registered twice."""
+
+
+def register(type_name: str | None = None) -> Callable[[T], T]:
+    """Class decorator: make the class constructible as ``type = <type_name>``.
+
+    ``type_name`` defaults to the class name. Registering a second, different
+    class under a taken name is an error (a plugin cannot silently shadow a
+    built-in).
+    """
+
+    def deco(cls: T) -> T:
+        name = type_name or cls.__name__
+        old = _registry.get(name)
+        if old is not None and old is not cls:
+            raise RegistryError(
+                f"model type '{name}' is already registered by "
+                f"{old.__module__}.{old.__qualname__}; cannot register "
+                f"{cls.__module__}.{cls.__qualname__} under the same name"
+            )
+        _registry[name] = cls
+        return cls
+
+    return deco
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        ep.load()
+
+
+def lookup(type_name: str) -> type | None:
+    """The class registered as *type_name*, or None (after loading plugins)."""
+    if type_name not in _registry:
+        _load_plugins()
+    return _registry.get(type_name)
+
+
+def registered_types() -> list[str]:
+    """Every registered type name, sorted (plugins included)."""
+    _load_plugins()
+    return sorted(_registry)
