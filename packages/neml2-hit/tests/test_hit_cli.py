@@ -87,11 +87,23 @@ def test_python_dash_m(tmp_path):
     src = Path(__file__).resolve().parents[1] / "src"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys; from neml2.hit._cli import main; sys.exit(main())",
-         "check", str(f)],
+        [sys.executable, "-m", "neml2.hit", "check", str(f)],
         capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     assert proc.returncode == 1
     assert proc.stderr.strip() == (
         f"{f}:1:1: error: section 'a' is never closed (missing '[]' before end of file)"
     )
+
+
+def test_import_pulls_in_no_torch_and_no_sibling_package():
+    src = Path(__file__).resolve().parents[1] / "src"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]))
+    code = (
+        "import sys, neml2.hit; "
+        "bad = [m for m in sys.modules if m == 'torch' or m.startswith('torch.') "
+        "or (m.startswith('neml2.') and not m.startswith('neml2.hit'))]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -210,6 +210,19 @@ def test_includes(tmp_path):
     assert hit.structure(hit.parse(hit.render(root), str(main))) == hit.structure(root)
 
 
+def test_set_param_on_an_included_parameter_overrides_it_in_place(tmp_path):
+    (tmp_path / "common.i").write_text("E = 1\n")
+    main = tmp_path / "main.i"
+    main.write_text("[a]\n  !include common.i\n[]\n")
+    root = hit.parse_file(main)
+    root.find("a").set_param("E", 2)
+    assert root.param("a/E").raw == "2"
+    text = hit.render(root)
+    assert text == "[a]\n  !include common.i\n  E := 2\n[]\n"
+    main.write_text(text)
+    assert hit.parse_file(main).param("a/E").raw == "2"
+
+
 def test_include_cycle_and_errors_inside_includes(tmp_path):
     (tmp_path / "a.i").write_text("!include b.i\n")
     (tmp_path / "b.i").write_text("x = 1\n!include a.i\n")

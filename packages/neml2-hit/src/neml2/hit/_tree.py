@@ -471,11 +471,15 @@ class Node(_Commented):
         if op not in (None, "=", ":="):
             raise ValueError(f"invalid assignment operator {op!r}")
         existing = self.param(name)
-        if existing is not None and existing.parent is self:
+        if existing is not None and existing.parent is self and existing._owner is self:
             existing.set_value(value)
             if op is not None:
                 existing.op = op
             return existing
+        if existing is not None and existing.parent is self:
+            # defined in an included file, which render() does not rewrite: override it here
+            existing.overridden = True
+            op = ":="
         token, raw = value_token(value)
         p = Param(name, Value(token, [raw], "'" if token.startswith("'") else ""), op=op or "=")
         self._attach(p, None)
