@@ -328,3 +328,12 @@ def test_tabs_count_as_one_column():
 def test_parse_rejects_bytes():
     with pytest.raises(TypeError):
         hit.parse(b"x = 1")  # type: ignore[arg-type]
+
+
+def test_override_brace_errors_point_into_the_override():
+    with pytest.raises(HitSubstitutionError) as info:
+        hit.parse("x = 1\n", overrides=["x=2", "y=${nope}"])
+    assert (info.value.file, info.value.line, info.value.column) == ("<command line>", 2, 3)
+    with pytest.raises(HitSubstitutionError) as info:
+        hit.parse("x = 1\n", overrides=["y=a ${nope}"])
+    assert (info.value.line, info.value.column) == (1, 5)

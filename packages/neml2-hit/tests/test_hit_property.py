@@ -277,3 +277,24 @@ def test_huge_flat_and_deep_inputs_do_not_recurse():
 
 def test_environment_is_not_required():
     assert "NEML2_HIT_SURELY_UNSET_VARIABLE" not in os.environ
+
+
+# -- random text over the HIT alphabet ------------------------------------------------------
+hit_pieces = st.sampled_from(
+    [*"[]'\"=:#${}/.\n \t\\!;ab1", "!include ", "'''", "[./", "[../]", "x = ", "${fparse ", "\r\n"]
+)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(hit_pieces, max_size=40).map("".join))
+def test_random_text_parses_or_fails_cleanly_and_formats_faithfully(text):
+    try:
+        root = hit.parse(text)
+    except hit.HitError as e:
+        assert e.line >= 1 and e.column >= 1 and e.reason
+        return
+    assert hit.render(root) == text
+    canon = hit.format_node(root)
+    back = hit.parse(canon)
+    assert hit.structure(back) == hit.structure(root)
+    assert hit.format_node(back) == canon

@@ -17,7 +17,7 @@ Parsing happens in three passes:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from ._errors import HitIncludeError, HitSyntaxError, Location
 from ._lexer import Scanner, Source, Value, valid_name
@@ -172,8 +172,16 @@ def _likely_unclosed(items: list[Item]) -> Node | None:
     return None
 
 
-def _param(sc: Scanner, source: Source, start: int, prefix: str, depth, add, trailing) -> None:
-    """Parse ``name = value`` starting at *start*."""
+def _param(
+    sc: Scanner,
+    source: Source,
+    start: int,
+    prefix: str,
+    depth: int,
+    add: Callable[[Item], None],
+    trailing: Callable[[Param], None],
+) -> None:
+    """Parse ``name = value`` starting at *start*; *add* stores it, *trailing* takes a comment."""
     name = sc.name()
     if name is None:
         ch = sc.peek()

@@ -140,25 +140,26 @@ def _split_override(text: str, at: Location) -> tuple[str, str, int]:
 
 
 def _override_value(text: str, n: int, column: int, whole: str) -> Value:
-    """Scan the value part of override number *n* (it starts at 1-based *column*)."""
-    if text[0] not in "'\"":
-        # Unquoted: taken verbatim, spaces included; stored as a quoted token so
-        # that the tree still renders to valid HIT.
-        esc = text.replace("\\", "\\\\").replace("'", "\\'")
-        text = f"'{esc}'" if not _SIMPLE.fullmatch(text) else text
-        column -= 1 if text.startswith("'") else 0
-    sc = Scanner(Source(text, "<command line>"))
+    """Scan the value part of override number *n*; it starts at 1-based *column*.
+
+    The value is scanned inside a synthetic source padded so that locations
+    (of errors and of brace expressions) read ``<command line>:n:column``.
+    """
+    if text[0] not in "'\"" and not _SIMPLE.fullmatch(text):
+        # Unquoted with spaces: taken verbatim, stored as a quoted token so that
+        # the tree still renders to valid HIT.
+        text = "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        column -= 1
+    pad = "\n" * (n - 1) + " " * max(column - 1, 0)
+    sc = Scanner(Source(pad + text, "<command line>"))
+    sc.pos = len(pad)
     try:
         value = sc.value()
     except HitSyntaxError as e:
+        raise HitSyntaxError(e.location, f"in override {whole!r}: {e.reason}") from None
+    if sc.pos != sc.n:
         raise HitSyntaxError(
-            Location("<command line>", n, column + e.column - 1),
-            f"in override {whole!r}: {e.reason}",
-        ) from None
-    if sc.pos != len(text):
-        raise HitSyntaxError(
-            Location("<command line>", n, column + sc.pos),
-            f"in override {whole!r}: unexpected text after the value",
+            sc.source.location(sc.pos), f"in override {whole!r}: unexpected text after the value"
         )
     return value
 

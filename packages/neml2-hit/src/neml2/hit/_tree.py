@@ -14,14 +14,11 @@ look through ``!include`` directives, understand path names (``[a/b]``,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, TypeAlias
+from collections.abc import Callable, Iterator
+from typing import Any, TypeAlias
 
 from ._errors import HitValueError, Location
 from ._lexer import Value, valid_name
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 __all__ = ["Comment", "Include", "Item", "Node", "Param", "structure", "value_token"]
 
@@ -65,6 +62,27 @@ def value_token(value: Any) -> tuple[str, str]:
         return raw, raw
     esc = raw.replace("\\", "\\\\").replace("'", "\\'").replace("$", "\\$")
     return f"'{esc}'", raw
+
+
+def _to_int(token: str) -> int | None:
+    return int(token) if _INT.fullmatch(token) else None
+
+
+def _to_float(token: str) -> float | None:
+    return float(token) if _FLOAT.fullmatch(token) else None
+
+
+def _to_bool(token: str) -> bool | None:
+    low = token.lower()
+    return True if low in _TRUE else False if low in _FALSE else None
+
+
+_CONVERTERS: dict[type, Callable[[str], Any]] = {
+    str: str,
+    int: _to_int,
+    float: _to_float,
+    bool: _to_bool,
+}
 
 
 class _Item:
@@ -206,31 +224,13 @@ class Param(_Commented):
         return HitValueError(self.location, f"parameter '{self.fullpath}': {what}")
 
     def _convert(self, token: str, kind: type, where: str = "") -> Any:
-        conv: dict[type, Callable[[str], Any]] = {
-            str: str,
-            int: self._to_int,
-            float: self._to_float,
-            bool: self._to_bool,
-        }
-        if kind not in conv:
-            raise TypeError(f"unsupported conversion kind {kind!r}")
-        result = conv[kind](token)
+        conv = _CONVERTERS.get(kind)
+        if conv is None:
+            raise TypeError(f"unsupported conversion kind {kind!r} (use str, int, float, bool)")
+        result = conv(token)
         if result is None:
             raise self._fail(f"cannot convert {token!r}{where} to {kind.__name__}")
         return result
-
-    @staticmethod
-    def _to_int(token: str) -> int | None:
-        return int(token) if _INT.fullmatch(token) else None
-
-    @staticmethod
-    def _to_float(token: str) -> float | None:
-        return float(token) if _FLOAT.fullmatch(token) else None
-
-    @staticmethod
-    def _to_bool(token: str) -> bool | None:
-        low = token.lower()
-        return True if low in _TRUE else False if low in _FALSE else None
 
     def as_str(self) -> str:
         """The raw value."""
