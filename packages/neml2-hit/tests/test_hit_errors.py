@@ -19,6 +19,8 @@ S, D, Inc, B = HitSyntaxError, HitDuplicateError, HitIncludeError, HitSubstituti
 CASES = [
     ("[a]\n  x = 1\n", S, 1, 1, "section 'a' is never closed"),
     ("[a]\n  [b]\n  x = 1\n[]\n", S, 2, 3, "section 'b' is never closed"),
+    ("[M]\n  [a]\n    x = 1\n  [b]\n  []\n[]\n", S, 2, 3, "section 'a' is never closed"),
+    ("[M]\n  [a]\n  []\n[N]\n[]\n", S, 1, 1, "section 'M' is never closed"),
     ("[]\n", S, 1, 1, "unmatched section close '[]'"),
     ("[a]\n[]\n[../]\n", S, 3, 1, "unmatched section close '[../]'"),
     ("[a\n[]\n", S, 1, 1, "unterminated section header"),

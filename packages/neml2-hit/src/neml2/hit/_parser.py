@@ -147,28 +147,27 @@ def _parse_body(
 def _likely_unclosed(items: list[Item]) -> Node | None:
     """Guess which section lacks its ``[]`` from the indentation of the text.
 
-    The first section (in document order) whose body holds an element that
-    starts a line at or left of the section's own header is the likely culprit:
-    its ``[]`` was forgotten and a later ``[]`` closed it instead.
+    Walking the elements in document order, the first one that starts a line
+    at or left of the header of the section it ended up in betrays that
+    section: its ``[]`` was forgotten and a later ``[]`` closed it instead.
     """
-    stack: list[Iterator[Item]] = [iter(items)]
+    stack: list[tuple[Node | None, Iterator[Item]]] = [(None, iter(items))]
     while stack:
-        node = next(stack[-1], None)
-        if node is None:
+        parent, it = stack[-1]
+        item = next(it, None)
+        if item is None:
             stack.pop()
             continue
-        if not isinstance(node, Node):
-            continue
-        col = node.location.column
-        for item in node.items:
-            if (
-                item.prefix is not None
-                and "\n" in item.prefix
-                and item.location.file == node.location.file
-                and item.location.column <= col
-            ):
-                return node
-        stack.append(iter(node.items))
+        if (
+            parent is not None
+            and item.prefix is not None
+            and "\n" in item.prefix
+            and item.location.file == parent.location.file
+            and item.location.column <= parent.location.column
+        ):
+            return parent
+        if isinstance(item, Node):
+            stack.append((item, iter(item.items)))
     return None
 
 
