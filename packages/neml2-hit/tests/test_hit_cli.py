@@ -107,3 +107,11 @@ def test_import_pulls_in_no_torch_and_no_sibling_package():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_fmt_does_not_evaluate_substitutions(tmp_path, capsys):
+    f = tmp_path / "env.i"
+    f.write_text("[a]\n    x = ${env NEML2_HIT_SURELY_UNSET_VARIABLE}\n[]\n")
+    assert main(["fmt", str(f)]) == 0
+    assert capsys.readouterr().out == "[a]\n  x = ${env NEML2_HIT_SURELY_UNSET_VARIABLE}\n[]\n"
+    assert main(["check", str(f)]) == 1

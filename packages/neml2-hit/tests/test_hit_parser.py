@@ -337,3 +337,11 @@ def test_override_brace_errors_point_into_the_override():
     with pytest.raises(HitSubstitutionError) as info:
         hit.parse("x = 1\n", overrides=["y=a ${nope}"])
     assert (info.value.line, info.value.column) == (1, 5)
+
+
+def test_parse_tree_keeps_braces_unevaluated():
+    root = hit.parse_tree("a = 1\nb = 'x ${a} ${fparse a*2}'\nc = '''\n  ${a}\n'''\n")
+    assert root.param("b").raw == "x ${a} ${fparse a*2}"
+    assert root.param("c").raw == "${a}"
+    full = hit.parse("a = 1\nb = 'x ${a} ${fparse a*2}'\nc = '''\n  ${a}\n'''\n")
+    assert full.param("b").raw == "x 1 2" and full.param("c").raw == "1"

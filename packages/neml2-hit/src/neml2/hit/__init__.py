@@ -51,5 +51,9 @@ __all__ = [
 
 
 def format_text(text: str, filename: str = "<string>") -> str:
-    """Parse *text* and return it in the canonical layout (see :func:`format_node`)."""
-    return format_node(parse(text, filename))
+    """Return *text* in the canonical layout (see :func:`format_node`).
+
+    Only the syntax is checked (includes are read, ``${...}`` is not evaluated),
+    so a file that needs, say, an environment variable can still be formatted.
+    """
+    return format_node(parse_tree(text, filename))

@@ -4,7 +4,8 @@
     parse each file (includes and substitutions too) and report every error as
     ``file:line:column: error: reason``; exit status 1 if any file failed.
 ``neml2-hit fmt [--check | -i] FILE...``
-    print the canonical layout of each file (``-``: standard input), rewrite
+    print the canonical layout of each file (``-``: standard input; only the
+    syntax is checked, ``${...}`` is not evaluated), rewrite
     files in place (``-i/--in-place``), or only report files that would change
     (``--check``, exit status 1 if any would).
 """
@@ -16,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ._errors import HitError
-from ._parser import parse, parse_file
+from ._parser import parse_file, parse_tree
 from ._render import format_node
 
 __all__ = ["main"]
@@ -69,7 +70,7 @@ def _fmt(files: Sequence[str], check: bool, in_place: bool) -> int:
                 with open(f, encoding="utf-8") as fh:
                     text = fh.read()
                 name = f
-            formatted = format_node(parse(text, name))
+            formatted = format_node(parse_tree(text, name))
         except HitError as e:
             _error(e)
             status = 1

@@ -14,6 +14,7 @@ later evaluates into the parameter's ``raw`` string.
 from __future__ import annotations
 
 import re
+import textwrap
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
@@ -84,11 +85,18 @@ class Brace:
             nested braces.
         source: the source the brace was read from.
         offset: offset of the ``$`` in ``source.text``.
+        end: offset just after the closing ``}``.
     """
 
     segments: list[str | Brace]
     source: Source
     offset: int
+    end: int
+
+    @property
+    def text(self) -> str:
+        """The expression as written, ``${`` and ``}`` included."""
+        return self.source.text[self.offset : self.end]
 
     @property
     def location(self) -> Location:
@@ -114,6 +122,11 @@ class Value:
     def dedent(self) -> bool:
         """Triple-quoted values are dedented and stripped after substitution."""
         return len(self.quote) == 3
+
+    def unevaluated(self) -> str:
+        """The value with brace expressions left as written (before substitution)."""
+        raw = "".join(s if isinstance(s, str) else s.text for s in self.segments)
+        return textwrap.dedent(raw).strip() if self.dedent else raw
 
 
 class Scanner:
@@ -298,7 +311,7 @@ class Scanner:
             ch = text[pos]
             if ch == "}":
                 if depth == 0:
-                    return Brace(_merge(segments), self.source, start), pos + 1
+                    return Brace(_merge(segments), self.source, start, pos + 1), pos + 1
                 depth -= 1
                 segments.append("}")
                 pos += 1

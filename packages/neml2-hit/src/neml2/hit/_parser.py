@@ -134,7 +134,7 @@ def _parse_body(
             sc.inline_ws()
             if sc.at_line_end() or sc.peek() == "#":
                 raise sc.error(start, "missing file name after '!include'")
-            path = "".join(s for s in sc.value().segments if isinstance(s, str))
+            path = sc.value().unevaluated()
             if not path:
                 raise sc.error(start, "missing file name after '!include'")
             inc = _include(text[start : sc.pos], path, source, start, prefix, stack[-1], includes)

@@ -202,7 +202,7 @@ def apply_overrides(root: Node, index: dict[str, Param], overrides: Sequence[str
             index[path] = p
         else:
             p._value = value
-            p.raw = "".join(s for s in value.segments if isinstance(s, str))
+            p.raw = value.unevaluated()
         p.location = at
         p.value_location = Location("<command line>", n, column)
 

@@ -193,8 +193,9 @@ class Param(_Commented):
         self._op_ws = op_ws
         #: Location of the first character of the value.
         self.value_location = value_location or location
-        #: The value after substitution, quotes removed and escapes resolved.
-        self.raw: str = "".join(s for s in value.segments if isinstance(s, str))
+        #: The value after substitution, quotes removed and escapes resolved
+        #: (until substitution has run, brace expressions are kept as written).
+        self.raw: str = value.unevaluated()
         #: ``True`` when another definition with ``:=`` supersedes this one.
         self.overridden = False
 
