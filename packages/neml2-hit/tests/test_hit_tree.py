@@ -131,3 +131,16 @@ def test_merged_view():
     assert hit.render(root) == text  # untouched
     again = hit.parse(hit.render(m))
     assert hit.structure(again) == hit.structure(m)
+
+
+def test_rename_section_and_param():
+    root = hit.parse("[Models]\n  [./old] # c\n    x = 1\n  [../]\n[]\n")
+    node = root.find("Models/old")
+    node.name = "new"
+    node.param("x").name = "y"
+    assert hit.render(root) == "[Models]\n  [new] # c\n    y = 1\n  [../]\n[]\n"
+    assert root.param("Models/new/y").as_int() == 1
+    with pytest.raises(ValueError):
+        node.name = "bad name"
+    with pytest.raises(ValueError):
+        root.name = "x"

@@ -303,16 +303,15 @@ class Node(_Commented):
         "_close_prefix",
         "_close_text",
         "_header",
+        "_name",
         "items",
-        "name",
     )
 
     def __init__(self, name: str = "", *, location: Location = _API) -> None:
         if name and not valid_name(name):
             raise ValueError(f"invalid section name {name!r}")
         super().__init__(location, None)
-        #: The section name as written (``""`` for the root).
-        self.name = name
+        self._name = name
         #: The body elements, in order (sections, parameters, comments, includes).
         self.items: list[Item] = []
         self._header: str | None = None
@@ -325,6 +324,20 @@ class Node(_Commented):
         return f"Node({self.fullpath!r})" if self.name else "Node(<root>)"
 
     # -- identity -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The section name as written (``""`` for the root); assigning renames the section."""
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        if not valid_name(value):
+            raise ValueError(f"invalid section name {value!r}")
+        if not self._name:
+            raise ValueError("a root node cannot be renamed")
+        self._name = value
+        self._header = None  # re-rendered as [value]
+
     @property
     def is_root(self) -> bool:
         """Whether this node is a root (no name)."""
