@@ -14,7 +14,7 @@ from neml2.hit._cli import main
 
 GOOD = "[Models]\n  [a]\n    E = 1 # modulus\n  []\n[]\n"
 MESSY = "[Models]\n    [./a]   # hi\n  E=1\n\n\n\n  v = '1 2'\n[../]\n[]"
-MESSY_FMT = "[Models]\n  [a] # hi\n    E = 1\n\n    v = '1 2'\n  []\n[]\n"
+MESSY_FMT = "[Models]\n  [a]   # hi\n    E = 1\n\n    v = '1 2'\n  []\n[]\n"
 
 
 def test_check_ok(tmp_path, capsys):

@@ -6,7 +6,8 @@ created or modified through the API use the canonical layout.
 
 :func:`format_node` is the canonical formatter behind ``neml2-hit fmt``: two
 spaces of indentation per level, ``name = value``, one element per line, at
-most one blank line in a row, comments kept, legacy ``[./x]``/``[../]`` headers
+most one blank line in a row, comments kept (with the spaces before a
+trailing comment, so aligned comments stay aligned), legacy ``[./x]``/``[../]`` headers
 modernised. Values are written exactly as in the source (their quoting and the
 layout of multi-line strings are part of the value).
 """
@@ -92,8 +93,12 @@ def _section(node: Node, depth: int, out: list[str], *, with_prefix: bool) -> No
 
 
 # -- canonical formatting ------------------------------------------------------------------------
-def _canon_comment(text: str | None) -> str:
-    return "" if text is None else " " + text.rstrip()
+def _canon_comment(text: str | None, ws: str | None) -> str:
+    """A trailing comment, keeping the author's gap (comment alignment) when there was one."""
+    if text is None:
+        return ""
+    gap = ws if ws and ws.strip(" \t") == "" else " "
+    return gap + text.rstrip()
 
 
 def format_node(node: Node) -> str:
@@ -120,17 +125,15 @@ def _canon_body(items: list[Item], depth: int, lines: list[str]) -> None:
         elif isinstance(item, Comment):
             lines.append(pad + item.text.rstrip())
         elif isinstance(item, Param):
-            lines.append(
-                f"{pad}{item.name} {item.op} {item.text}{_canon_comment(item._comment_text)}"
-            )
+            tail = _canon_comment(item._comment_text, item._comment_ws)
+            lines.append(f"{pad}{item.name} {item.op} {item.text}{tail}")
         elif isinstance(item, Include):
-            lines.append(
-                f"{pad}!include {item.text[8:].strip()}{_canon_comment(item._comment_text)}"
-            )
+            tail = _canon_comment(item._comment_text, item._comment_ws)
+            lines.append(f"{pad}!include {item.text[8:].strip()}{tail}")
 
 
 def _canon_section(node: Node, depth: int, lines: list[str]) -> None:
     pad = INDENT * depth
-    lines.append(f"{pad}[{node.name}]{_canon_comment(node._comment_text)}")
+    lines.append(f"{pad}[{node.name}]{_canon_comment(node._comment_text, node._comment_ws)}")
     _canon_body(node.items, depth + 1, lines)
-    lines.append(f"{pad}[]{_canon_comment(node._close_comment_text)}")
+    lines.append(f"{pad}[]{_canon_comment(node._close_comment_text, node._close_comment_ws)}")
