@@ -59,7 +59,7 @@ def test_run_unknown_driver(input_file, capsys):
     assert run_main([str(input_file), "x"]) == EXIT_FATAL
     err = capsys.readouterr().err
     assert f"neml2-run: error: {input_file}:1:" in err
-    assert "no driver named 'x'" in err and "defined: d" in err
+    assert "no block named 'x' in [Drivers]" in err and "defined: d" in err
 
 
 def test_run_missing_file(tmp_path, capsys):

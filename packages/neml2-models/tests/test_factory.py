@@ -7,21 +7,23 @@ import textwrap
 import pytest
 
 import neml2
-from neml2.models import load_model, register, registered_types
+from neml2.models import Model, input, load_model, output, parameter, register, registered_types
 from neml2.models._registry import RegistryError
-from neml2.tensors import FatalError
+from neml2.tensors import FatalError, Scalar
 
 
 @register("_TestScale")
-class _Scale:
-    """A minimal registered type: reads one float option."""
+class _Scale(Model):
+    """A minimal registered model: ``y = factor * x``."""
 
-    def __init__(self, factor: float):
-        self.factor = factor
+    fields = (
+        input("x", Scalar),
+        output("y", Scalar),
+        parameter("factor", Scalar),
+    )
 
-    @classmethod
-    def from_hit(cls, node, root):
-        return cls(node.param("factor").as_float())
+    def forward(self, x):
+        return self.param("factor") * x
 
 
 def _write(tmp_path, text, name="input.i"):
@@ -50,8 +52,8 @@ def test_facade_is_the_models_loader():
 
 def test_load_and_override(tmp_path):
     p = _write(tmp_path, GOOD)
-    assert load_model(p, "scale").factor == 2.5
-    assert load_model(str(p), "scale", overrides=["Models/scale/factor=4"]).factor == 4.0
+    assert float(load_model(p, "scale").factor) == 2.5
+    assert float(load_model(str(p), "scale", overrides=["Models/scale/factor=4"]).factor) == 4.0
 
 
 def test_registered_types_lists_test_type():
@@ -77,7 +79,7 @@ def test_unknown_model_name_suggests(tmp_path):
         load_model(p, "scael")
     msg = str(e.value)
     assert msg.startswith(f"{p}:1:")
-    assert "no model named 'scael'" in msg
+    assert "no block named 'scael' in [Models]" in msg
     assert "did you mean 'scale'" in msg
     assert "defined: scale, other" in msg
 
@@ -88,7 +90,7 @@ def test_unknown_type_names_the_option(tmp_path):
         load_model(p, "scale")
     msg = str(e.value)
     assert msg.startswith(f"{p}:3:")
-    assert "unknown model type '_TestScal'" in msg
+    assert "unknown type '_TestScal' in [Models/scale]" in msg
     assert "did you mean '_TestScale'" in msg
 
 

@@ -12,13 +12,31 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-__all__ = ["load_model"]
+__all__ = ["ConvergenceError", "FatalError", "NEML2Error", "load_input", "load_model"]
+
+_FACADE = {
+    "load_model": "neml2.models",
+    "load_input": "neml2.models",
+    "FatalError": "neml2.tensors",
+    "ConvergenceError": "neml2.tensors",
+    "NEML2Error": "neml2.tensors",
+}
+_SUBPACKAGES = {"hit", "tensors", "models", "solvers", "drivers", "compiler", "aoti"}
 
 
 def __getattr__(name: str):
     # Lazy, so that `import neml2.hit` does not pull in torch through neml2.models.
-    if name == "load_model":
-        from neml2.models import load_model
+    import importlib
 
-        return load_model
+    if name in _FACADE:
+        return getattr(importlib.import_module(_FACADE[name]), name)
+    if name in _SUBPACKAGES:
+        try:
+            return importlib.import_module(f"neml2.{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"neml2.{name}":
+                raise AttributeError(
+                    f"module 'neml2' has no attribute {name!r} (is its distribution installed?)"
+                ) from e
+            raise
     raise AttributeError(f"module 'neml2' has no attribute {name!r}")

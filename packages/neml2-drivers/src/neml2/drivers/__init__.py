@@ -1,1 +1,9 @@
-"""Transient drivers and command-line tools."""
+"""Drivers ([Drivers] blocks) and the command-line tools neml2-run / -inspect / -syntax.
+
+Importing this package registers the built-in driver types.
+"""
+
+from neml2.drivers._driver import Driver
+from neml2.drivers.model_unit import ModelUnitTest
+
+__all__ = ["Driver", "ModelUnitTest"]

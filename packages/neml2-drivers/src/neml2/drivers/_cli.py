@@ -11,8 +11,10 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 
+import neml2.drivers  # noqa: F401  (registers the driver types)
 from neml2.models import registered_types
-from neml2.models._factory import model_class, parse_input
+from neml2.models._factory import parse_input
+from neml2.models._input_file import InputFile
 from neml2.tensors import ConvergenceError, FatalError
 
 EXIT_FATAL = 1
@@ -45,17 +47,10 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     a = p.parse_args(argv)
 
     def body() -> int:
-        root = parse_input(a.input, a.overrides)
-        drivers = root.find("Drivers")
-        block = drivers.find(a.driver) if drivers is not None else None
-        if block is None:
-            names = [c.name for c in drivers.children()] if drivers is not None else []
-            where = drivers.location if drivers is not None else a.input
-            raise FatalError(
-                f"{where}: no driver named '{a.driver}' in [Drivers]; "
-                f"defined: {', '.join(names) or '(none)'}"
-            )
-        driver = model_class(block).from_hit(block, root)
+        ctx = InputFile(parse_input(a.input, a.overrides), a.input)
+        if ctx.section("Drivers") is None:
+            raise FatalError(f"{a.input}: no [Drivers] section; cannot run '{a.driver}'")
+        driver = ctx.object("Drivers", a.driver)
         ok = driver.run()
         return 0 if ok in (None, True) else EXIT_FATAL
 

@@ -1,6 +1,42 @@
-"""neml2 material models: the Model contract, composition, the registry and the HIT factory."""
+"""neml2 material models: the Model contract, composition, the registry and the HIT factory.
 
-from neml2.models._factory import load_model
-from neml2.models._registry import ENTRY_POINT_GROUP, register, registered_types
+Importing this package registers the built-in model types.
+"""
 
-__all__ = ["ENTRY_POINT_GROUP", "load_model", "register", "registered_types"]
+from neml2.models import solid_mechanics as _solid_mechanics  # noqa: F401
+from neml2.models._composed import ComposedModel
+from neml2.models._factory import load_input, load_model
+from neml2.models._input_file import InputFile
+from neml2.models._model import Model
+from neml2.models._registry import ENTRY_POINT_GROUP, lookup, register, registered_types
+from neml2.models._schema import (
+    REQUIRED,
+    NonlinearParameter,
+    data_ref,
+    input,
+    model_ref,
+    option,
+    output,
+    parameter,
+)
+from neml2.models.solid_mechanics import elasticity as _elasticity  # noqa: F401
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "REQUIRED",
+    "ComposedModel",
+    "InputFile",
+    "Model",
+    "NonlinearParameter",
+    "data_ref",
+    "input",
+    "load_input",
+    "load_model",
+    "lookup",
+    "model_ref",
+    "option",
+    "output",
+    "parameter",
+    "register",
+    "registered_types",
+]

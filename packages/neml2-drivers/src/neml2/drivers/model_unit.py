@@ -1,0 +1,272 @@
+"""``ModelUnitTest``: check a model's values and derivatives against expectations.
+
+Reads the ``[Drivers] type = ModelUnitTest`` blocks of the reference library's
+unit-test inputs: ``input_<Type>_names/_values`` and
+``output_<Type>_names/_values`` (values are numbers or ``[Tensors]`` names),
+``value_rel_tol/value_abs_tol`` and ``derivative_rel_tol/derivative_abs_tol``.
+
+Checks, in order:
+
+1. the outputs match the expected values;
+2. every first derivative: the model's own forward-mode tangents (the ``v=``
+   path), one seed per input along a random direction, against reverse-mode
+   autograd of the plain forward (an independent oracle);
+3. optionally (``check_second_derivatives``) the ``v2=`` tangents against the
+   oracle's derivative of its own JVP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from neml2.drivers._driver import Driver
+from neml2.models import register
+from neml2.models._schema import option
+from neml2.tensors import (
+    MRP,
+    R2,
+    SR2,
+    SSR4,
+    WR2,
+    Quaternion,
+    Scalar,
+    Tensor,
+    TensorWrapper,
+    Vec,
+)
+
+#: The types ``input_<T>_*`` / ``output_<T>_*`` may name.
+TYPES: dict[str, type] = {
+    t.__name__: t for t in (Scalar, Vec, SR2, R2, WR2, SSR4, MRP, Quaternion, Tensor)
+}
+
+
+def _variable_fields():
+    out = []
+    for side in ("input", "output"):
+        for t in TYPES:
+            out.append(option(f"{side}_{t}_names", str, (), many=True, doc=f"{side} {t} names"))
+            out.append(option(f"{side}_{t}_values", str, (), many=True, doc=f"{side} {t} values"))
+    return tuple(out)
+
+
+@register()
+class ModelUnitTest(Driver):
+    """Check a model's outputs and first (optionally second) derivatives."""
+
+    fields = (
+        option("model", str, doc="the [Models] block to test"),
+        *_variable_fields(),
+        option("value_rel_tol", float, 1e-5, doc="relative tolerance on values"),
+        option("value_abs_tol", float, 1e-8, doc="absolute tolerance on values"),
+        option("derivative_rel_tol", float, 1e-5, doc="relative tolerance on derivatives"),
+        option("derivative_abs_tol", float, 1e-8, doc="absolute tolerance on derivatives"),
+        option("check_values", bool, True, doc="compare the outputs"),
+        option("check_derivatives", bool, True, doc="check every first derivative"),
+        option("check_second_derivatives", bool, False, doc="check second derivatives too"),
+        option("seed", int, 0, doc="seed of the random derivative directions"),
+        option("verbose", bool, False, doc="print each comparison"),
+    )
+
+    def setup(self) -> None:
+        self.failures: list[str] = []
+        self.report: list[str] = []
+
+    # ------------------------------------------------------------------ inputs
+    def _values(self, side: str) -> dict[str, TensorWrapper]:
+        out: dict[str, TensorWrapper] = {}
+        for tname, typ in TYPES.items():
+            names = self.opts[f"{side}_{tname}_names"]
+            values = self.opts[f"{side}_{tname}_values"]
+            if len(names) != len(values):
+                raise self.error(
+                    f"{side}_{tname}_names has {len(names)} entries but "
+                    f"{side}_{tname}_values has {len(values)}",
+                    f"{side}_{tname}_values",
+                )
+            for n, v in zip(names, values, strict=True):
+                if n in out:
+                    raise self.error(
+                        f"{side} variable '{n}' is given twice", f"{side}_{tname}_names"
+                    )
+                out[n] = self._value(typ, v, f"{side}_{tname}_values")
+        return out
+
+    def _value(self, typ: type, token: str, opt: str) -> TensorWrapper:
+        try:
+            number = float(token)
+        except ValueError:
+            number = None
+        if number is not None:
+            t = torch.tensor(number, dtype=self.ctx.dtype, device=self.ctx.device)
+            if typ is Scalar:
+                return Scalar(t)
+            return typ(t.expand(typ.BASE_SHAPE).clone())
+        if not self.ctx.has_tensor(token):
+            raise self.error(f"'{token}' is neither a number nor a [Tensors] name", opt)
+        value = self.ctx.tensor(token, self._locations.get(opt))
+        if isinstance(value, TensorWrapper):
+            if tuple(value.base_shape) != tuple(typ.BASE_SHAPE):
+                raise self.error(
+                    f"[Tensors/{token}] is a {type(value).__name__} of base "
+                    f"{tuple(value.base_shape)}, not a {typ.__name__}",
+                    opt,
+                )
+            return value if isinstance(value, typ) else typ(value)
+        return typ(torch.as_tensor(value, dtype=self.ctx.dtype))
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> bool:
+        model = self.ctx.top_model(self.opts["model"], self._locations.get("model"))
+        inputs = self._values("input")
+        expected = self._values("output")
+        missing = [n for n in model.input_spec if n not in inputs]
+        if missing:
+            raise self.error(
+                f"model '{self.opts['model']}' needs input(s) {', '.join(missing)} that the "
+                f"test does not give (given: {', '.join(inputs) or 'none'})",
+            )
+        extra = [n for n in inputs if n not in model.input_spec]
+        if extra:
+            raise self.error(
+                f"input(s) {', '.join(extra)} are not inputs of model '{self.opts['model']}' "
+                f"(its inputs: {', '.join(model.input_spec)})"
+            )
+        unknown = [n for n in expected if n not in model.output_spec]
+        if unknown:
+            raise self.error(
+                f"output(s) {', '.join(unknown)} are not outputs of model "
+                f"'{self.opts['model']}' (its outputs: {', '.join(model.output_spec)})"
+            )
+        xs = [inputs[n] for n in model.input_spec]
+        if self.opts["check_values"]:
+            self._check_values(model, xs, expected)
+        if self.opts["check_derivatives"]:
+            self._check_first(model, xs)
+        if self.opts["check_second_derivatives"]:
+            self._check_second(model, xs)
+        for line in self.report if self.opts["verbose"] else []:
+            print(line)
+        for f in self.failures:
+            print(f"FAIL {f}")
+        return not self.failures
+
+    def _compare(self, what: str, got: torch.Tensor, want: torch.Tensor, rtol, atol) -> None:
+        try:
+            g, w = torch.broadcast_tensors(got, want)
+        except RuntimeError:
+            self.failures.append(f"{what}: shape {tuple(got.shape)} vs {tuple(want.shape)}")
+            return
+        g, w = g.detach(), w.detach()
+        err = (g - w).abs()
+        bad = err > atol + rtol * w.abs()
+        worst = float(err.max()) if err.numel() else 0.0
+        self.report.append(f"{what}: max |error| {worst:.3e}")
+        if bool(bad.any()):
+            self.failures.append(
+                f"{what}: max |error| {worst:.3e} exceeds atol {atol:g} + rtol {rtol:g}*|expected|"
+                f" at {int(bad.sum())} of {bad.numel()} entries"
+            )
+
+    def _check_values(self, model, xs, expected) -> None:
+        with torch.no_grad():
+            outs = _as_tuple(model(*xs))
+        for n, o in zip(model.output_spec, outs, strict=True):
+            if n in expected:
+                self._compare(
+                    f"value of '{n}'",
+                    o.data,
+                    expected[n].data,
+                    self.opts["value_rel_tol"],
+                    self.opts["value_abs_tol"],
+                )
+
+    def _directions(self, xs) -> list[torch.Tensor]:
+        g = torch.Generator(device="cpu").manual_seed(self.opts["seed"])
+        return [
+            torch.randn(x.data.shape, generator=g, dtype=torch.float64).to(x.data)
+            if x.data.is_floating_point()
+            else None
+            for x in xs
+        ]
+
+    def _oracle(self, model, xs):
+        """The plain forward as a function of the floating-point inputs' raw data.
+
+        This is autograd's view of the model, independent of the typed tangents.
+        Returns ``(f, datas, positions)``: ``positions`` maps f's arguments to inputs.
+        """
+        kinds = [(type(x), x.sub_batch_ndim) for x in xs]
+        positions = [i for i, x in enumerate(xs) if x.data.is_floating_point()]
+
+        def f(*datas):
+            raw = [x.data for x in xs]
+            for i, d in zip(positions, datas, strict=True):
+                raw[i] = d
+            typed = [k(d, s) for (k, s), d in zip(kinds, raw, strict=True)]
+            return tuple(o.data for o in _as_tuple(model(*typed)))
+
+        return f, tuple(xs[i].data for i in positions), positions
+
+    def _check_first(self, model, xs) -> None:
+        dirs = self._directions(xs)
+        names = list(model.input_spec)
+        v = {
+            n: {n: type(x)(d.unsqueeze(0), x.sub_batch_ndim)}
+            for n, x, d in zip(names, xs, dirs, strict=True)
+            if d is not None
+        }
+        _, v_out = _split(model(*xs, v=v))
+        f, datas, positions = self._oracle(model, xs)
+        for k, i in enumerate(positions):
+            n = names[i]
+            tangent = tuple(dirs[i] if j == k else torch.zeros_like(d) for j, d in enumerate(datas))
+            _, ref = torch.autograd.functional.jvp(f, datas, tangent)
+            for o_name, r in zip(model.output_spec, ref, strict=True):
+                got = v_out[o_name].get(n)
+                g = got.data[0] if got is not None else torch.zeros_like(r)
+                self._compare(
+                    f"d{o_name}/d{n}",
+                    g,
+                    r,
+                    self.opts["derivative_rel_tol"],
+                    self.opts["derivative_abs_tol"],
+                )
+
+    def _check_second(self, model, xs) -> None:
+        dirs = self._directions(xs)
+        names = list(model.input_spec)
+        v = {
+            n: {"a": type(x)(d.unsqueeze(0), x.sub_batch_ndim)}
+            for n, x, d in zip(names, xs, dirs, strict=True)
+            if d is not None
+        }
+        v2: dict[str, dict] = {n: {} for n in v}
+        *_, v2_out = model(*xs, v=v, v2=v2)
+        f, datas, positions = self._oracle(model, xs)
+        tangent = tuple(dirs[i] for i in positions)
+
+        def directional(*ds):
+            return torch.autograd.functional.jvp(f, ds, tangent, create_graph=True)[1]
+
+        _, ref = torch.autograd.functional.jvp(directional, datas, tangent)
+        for o_name, r in zip(model.output_spec, ref, strict=True):
+            got = v2_out[o_name].get("a", {}).get("a")
+            g = got.data[0, 0] if got is not None else torch.zeros_like(r)
+            self._compare(
+                f"d2{o_name}[a,a]",
+                g,
+                r,
+                self.opts["derivative_rel_tol"],
+                self.opts["derivative_abs_tol"],
+            )
+
+
+def _split(result: tuple) -> tuple[tuple, dict]:
+    return result[:-1], result[-1]
+
+
+def _as_tuple(x: Any) -> tuple:
+    return x if isinstance(x, tuple) else (x,)

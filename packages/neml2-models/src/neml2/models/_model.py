@@ -1,0 +1,405 @@
+"""``Model``: the base class every material model derives from.
+
+A leaf declares its fields (see :mod:`neml2.models._schema`) and writes one
+method, ``forward(self, *inputs)``, on typed tensors. Everything else comes
+from this class:
+
+* the seeds' call contract: ``model(*inputs)`` returns the outputs;
+  ``model(*inputs, v=v)`` returns ``(*outputs, v_out)`` and
+  ``model(*inputs, v=v, v2=v2)`` returns ``(*outputs, v_out, v2_out)``, where
+  ``v[in_name][leaf]`` is a typed value with a leading seed axis ``K``
+  (``(K, *B, *sub, *base_in)``) and ``v2[in_name][a][b]`` has two. The
+  tangents are propagated by the typed algebra itself (forward mode), so a
+  leaf writes no derivative code; structural zeros stay absent;
+* the name-keyed surface shared by every route: ``forward(dict)``,
+  ``jvp(inputs, tangents)``, ``jacobian(inputs)`` (blocks ``J[out][in]`` at
+  ``(*B, *out_base, *in_base)``), ``input_names`` / ``output_names`` /
+  ``input_base_shapes`` / ``output_base_shapes``, ``device``, ``dtype``,
+  ``named_parameters()``, ``set_parameter(name, value)``;
+* parameters as ``nn.Parameter`` (autograd gives parameter derivatives for
+  calibration), or promoted to inputs when HIT names a variable or a model.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import torch
+
+from neml2.models._schema import (
+    Field,
+    NonlinearParameter,
+    ObjectRefField,
+    OptionField,
+    ParameterField,
+    Schema,
+    VariableField,
+)
+from neml2.tensors import FatalError, Tensor, TensorWrapper, attach, tangents2_of, tangents_of
+from neml2.tensors._seed import identity_seed
+
+Outputs = TensorWrapper | tuple[TensorWrapper, ...]
+
+
+def _wrap_forward(f):
+    """Give a leaf's ``forward(*typed)`` the dict, ``v=`` and ``v2=`` entry points."""
+
+    @functools.wraps(f)
+    def forward(self, *args, v=None, v2=None):
+        if len(args) == 1 and isinstance(args[0], Mapping) and v is None and v2 is None:
+            return self._forward_named(args[0])
+        if len(args) != len(self.input_spec):
+            raise FatalError(
+                f"{self._label()}: forward takes {len(self.input_spec)} inputs "
+                f"({', '.join(self.input_spec)}), got {len(args)}"
+            )
+        if v is None and v2 is None:
+            return self._call_leaf(f, args)
+        return self._forward_tangents(f, args, v, v2)
+
+    forward._neml2_leaf = f  # type: ignore[attr-defined]
+    return forward
+
+
+class Model(torch.nn.Module):
+    """Base class of neml2 material models (see the module docstring).
+
+    Subclasses set ``fields`` and implement ``forward``; ``setup()`` may declare
+    further variables and parameters from the options (``self.opts``).
+    """
+
+    SECTION: ClassVar[str] = "Models"
+    fields: ClassVar[tuple[Field, ...]] = ()
+
+    #: Set by the factory to the HIT block name.
+    hit_name: str | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        f = cls.__dict__.get("forward")
+        if f is not None and not hasattr(f, "_neml2_leaf"):
+            cls.forward = _wrap_forward(f)
+
+    def __init__(self, *, _where: str | None = None, _locations=None, **values: Any):
+        super().__init__()
+        self._where = _where or type(self).__name__
+        self._locations: dict[str, str] = dict(_locations or {})
+        self._structural: dict[str, type] = {}
+        self._promoted: dict[str, type] = {}
+        self.output_spec: dict[str, type] = {}
+        #: parameter name -> promoted input variable name
+        self._promoted_of: dict[str, str] = {}
+        #: promoted input variable -> [Models] block providing it (None: a free input)
+        self.nl_providers: dict[str, str | None] = {}
+        self._param_meta: dict[str, tuple[type, int]] = {}
+        self._call_values: dict[str, TensorWrapper] | None = None
+        schema = Schema.of(type(self))
+        self.opts: dict[str, Any] = schema.fill_defaults(values, self._where)
+        #: option name -> variable name, for every variable field
+        self.var: dict[str, str] = {}
+        for f in schema.fields:
+            value = self.opts[f.name]
+            if isinstance(f, VariableField):
+                if f.is_output:
+                    self.declare_output(value, f.type)
+                else:
+                    self.declare_input(value, f.type)
+                self.var[f.name] = value
+        self.setup()
+        for f in schema.fields:
+            if isinstance(f, ParameterField) and f.name not in self._param_meta:
+                if f.name not in self._promoted_of and not f.many:
+                    self.declare_parameter(f.name, f.type, self.opts[f.name], buffer=f.buffer)
+
+    # ------------------------------------------------------------------ authoring
+    def setup(self) -> None:
+        """Hook: declare variables/parameters that depend on options."""
+
+    def error(self, message: str, option: str | None = None) -> FatalError:
+        """A FatalError located at *option*'s line (or the block) of the input file."""
+        where = self._locations.get(option or "", None) or self._where
+        return FatalError(f"{where}: {message}")
+
+    def _label(self) -> str:
+        return f"{type(self).__name__} '{self.hit_name}'" if self.hit_name else type(self).__name__
+
+    def declare_input(self, name: str, typ: type) -> str:
+        if name in self._structural or name in self._promoted:
+            raise self.error(f"input variable '{name}' is declared twice")
+        self._structural[name] = typ
+        return name
+
+    def declare_output(self, name: str, typ: type) -> str:
+        if name in self.output_spec:
+            raise self.error(f"output variable '{name}' is declared twice")
+        self.output_spec[name] = typ
+        return name
+
+    def declare_parameter(self, name: str, typ: type, value: Any, *, buffer: bool = False) -> None:
+        """Register *value* as parameter *name*, or promote it to an input.
+
+        *value*: typed value / tensor / number (a constant, trainable unless
+        *buffer*), or a :class:`NonlinearParameter` / ``str`` (a variable name:
+        the parameter becomes an input of this model).
+        """
+        if isinstance(value, str):
+            value = NonlinearParameter(variable=value)
+        if isinstance(value, NonlinearParameter):
+            var = value.variable
+            if var in self._structural:
+                raise self.error(
+                    f"parameter '{name}' is given by variable '{var}', which is already an input",
+                    name,
+                )
+            if var not in self._promoted:
+                self._promoted[var] = typ
+            self._promoted_of[name] = var
+            self.nl_providers[var] = value.provider
+            return
+        if isinstance(value, TensorWrapper):
+            tw = value if isinstance(value, typ) else typ(value)
+        else:
+            data = torch.as_tensor(value, dtype=torch.float64)
+            try:
+                tw = typ(data)
+            except Exception as e:
+                raise self.error(f"parameter '{name}': {e}", name) from e
+        raw = tw.data
+        if buffer or not raw.is_floating_point():
+            self.register_buffer(name, raw)
+        else:
+            self.register_parameter(name, torch.nn.Parameter(raw.clone()))
+        self._param_meta[name] = (typ, tw.sub_batch_ndim)
+
+    def param(self, name: str) -> TensorWrapper:
+        """The typed value of parameter *name* inside ``forward`` (static or promoted)."""
+        var = self._promoted_of.get(name)
+        if var is not None:
+            if self._call_values is None:
+                raise RuntimeError(f"promoted parameter '{name}' read outside forward")
+            return self._call_values[var]
+        typ, sub = self._param_meta[name]
+        return typ(getattr(self, name), sub)
+
+    # ------------------------------------------------------------------ specs
+    @property
+    def input_spec(self) -> dict[str, type]:
+        """Ordered ``name -> type``: structural inputs, then promoted parameters."""
+        return {**self._structural, **self._promoted}
+
+    @property
+    def input_names(self) -> list[str]:
+        return list(self.input_spec)
+
+    @property
+    def output_names(self) -> list[str]:
+        return list(self.output_spec)
+
+    @property
+    def input_base_shapes(self) -> list[tuple[int, ...]]:
+        return [tuple(t.BASE_SHAPE) for t in self.input_spec.values()]
+
+    @property
+    def output_base_shapes(self) -> list[tuple[int, ...]]:
+        return [tuple(t.BASE_SHAPE) for t in self.output_spec.values()]
+
+    def _first_tensor(self) -> torch.Tensor | None:
+        for t in self.parameters():
+            return t
+        for t in self.buffers():
+            if t.is_floating_point():
+                return t
+        return None
+
+    @property
+    def dtype(self) -> torch.dtype:
+        t = self._first_tensor()
+        return t.dtype if t is not None else torch.float64
+
+    @property
+    def device(self) -> torch.device:
+        t = self._first_tensor()
+        return t.device if t is not None else torch.device("cpu")
+
+    # ------------------------------------------------------------------ calls
+    def _call_leaf(self, f, args) -> Outputs:
+        typed = [_typed(x, t) for x, t in zip(args, self.input_spec.values(), strict=True)]
+        n = len(self._structural)
+        saved = self._call_values
+        self._call_values = dict(zip(self.input_spec, typed, strict=True)) if self._promoted else {}
+        try:
+            out = f(self, *typed[:n])
+        finally:
+            self._call_values = saved
+        return out
+
+    def _forward_tangents(self, f, args, v, v2):
+        v = v or {}
+        xs = []
+        for name, x, typ in zip(self.input_spec, args, self.input_spec.values(), strict=True):
+            x = _typed(x, typ)
+            xs.append(attach(x, v.get(name), None if v2 is None else v2.get(name, {})))
+        outs = _as_tuple(self._call_leaf(f, xs))
+        prim = tuple(o.primal() for o in outs)
+        v_out = {n: tangents_of(o) for n, o in zip(self.output_spec, outs, strict=True)}
+        if v2 is None:
+            return (*prim, v_out)
+        v2_out = {n: tangents2_of(o) for n, o in zip(self.output_spec, outs, strict=True)}
+        return (*prim, v_out, v2_out)
+
+    def _typed_inputs(self, inputs: Mapping[str, Any]) -> list[TensorWrapper]:
+        missing = [n for n in self.input_spec if n not in inputs]
+        if missing:
+            raise FatalError(f"{self._label()}: missing input(s) {', '.join(missing)}")
+        unknown = [n for n in inputs if n not in self.input_spec]
+        if unknown:
+            raise FatalError(
+                f"{self._label()}: unknown input(s) {', '.join(unknown)}; "
+                f"inputs are: {', '.join(self.input_spec)}"
+            )
+        out = []
+        for name, typ in self.input_spec.items():
+            x = inputs[name]
+            if isinstance(x, TensorWrapper):
+                out.append(_typed(x, typ))
+                continue
+            x = torch.as_tensor(x)
+            base = tuple(typ.BASE_SHAPE)
+            if x.dim() < len(base) or tuple(x.shape[x.dim() - len(base) :]) != base:
+                raise FatalError(
+                    f"{self._label()}: input '{name}' has shape {tuple(x.shape)} but a "
+                    f"{typ.__name__} must be (*batch, {', '.join(map(str, base))})"
+                )
+            out.append(typ(x))
+        return out
+
+    def _forward_named(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        outs = _as_tuple(self(*self._typed_inputs(inputs)))
+        return {n: o.data for n, o in zip(self.output_spec, outs, strict=True)}
+
+    def jvp(
+        self, inputs: Mapping[str, Any], tangents: Mapping[str, Any]
+    ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """Outputs and directional derivatives ``sum_i dy/dx_i . t_i`` (missing t_i = 0)."""
+        xs = self._typed_inputs(inputs)
+        unknown = [n for n in tangents if n not in self.input_spec]
+        if unknown:
+            raise FatalError(f"{self._label()}: tangent for unknown input(s) {', '.join(unknown)}")
+        v = {}
+        for (name, typ), x in zip(self.input_spec.items(), xs, strict=True):
+            if name in tangents:
+                t = torch.as_tensor(tangents[name], dtype=x.dtype, device=x.device)
+                v[name] = {"d": typ(t.unsqueeze(0), x.sub_batch_ndim)}
+        *outs, v_out = self(*xs, v=v)
+        out = {n: o.data for n, o in zip(self.output_spec, outs, strict=True)}
+        jvp = {}
+        for n, o in zip(self.output_spec, outs, strict=True):
+            d = v_out[n].get("d")
+            jvp[n] = d.data[0].expand_as(o.data) if d is not None else torch.zeros_like(o.data)
+        return out, jvp
+
+    def jacobian(
+        self, inputs: Mapping[str, Any]
+    ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
+        """Outputs and every Jacobian block ``J[out][in]`` at ``(*B, *out_base, *in_base)``."""
+        xs = self._typed_inputs(inputs)
+        v = {n: {n: identity_seed(x)} for n, x in zip(self.input_spec, xs, strict=True)}
+        *outs, v_out = self(*xs, v=v)
+        out = {n: o.data for n, o in zip(self.output_spec, outs, strict=True)}
+        jac: dict[str, dict[str, torch.Tensor]] = {}
+        for n, o in zip(self.output_spec, outs, strict=True):
+            jac[n] = {}
+            for i, x in zip(self.input_spec, xs, strict=True):
+                in_base = tuple(x.base_shape)
+                d = v_out[n].get(i)
+                if d is None:
+                    block = torch.zeros(
+                        (*o.data.shape, *in_base), dtype=o.dtype, device=o.data.device
+                    )
+                else:
+                    t = d.data.expand(d.data.shape[0], *o.data.shape)
+                    block = t.movedim(0, -1).reshape(*o.data.shape, *in_base)
+                jac[n][i] = block
+        return out, jac
+
+    # ------------------------------------------------------------------ parameters
+    def set_parameter(self, name: str, value: Any) -> None:
+        """Replace parameter *name* (dotted, e.g. ``elasticity.E``) wholesale.
+
+        The new value may carry batch axes; its base shape must match.
+        """
+        prefix, _, leaf = name.rpartition(".")
+        try:
+            owner = self.get_submodule(prefix) if prefix else self
+        except AttributeError as e:
+            raise FatalError(f"{self._label()}: no sub-model '{prefix}' (from '{name}')") from e
+        if not isinstance(owner, Model) or leaf not in owner._param_meta:
+            names = ", ".join(n for n, _ in self.named_parameters()) or "(none)"
+            raise FatalError(f"{self._label()}: no parameter '{name}'; parameters: {names}")
+        typ, _ = owner._param_meta[leaf]
+        old = getattr(owner, leaf)
+        data = value.data if isinstance(value, TensorWrapper) else torch.as_tensor(value)
+        data = data.to(dtype=old.dtype, device=old.device)
+        try:
+            typ(data)
+        except Exception as e:
+            raise FatalError(f"{self._label()}: parameter '{name}': {e}") from e
+        if isinstance(old, torch.nn.Parameter):
+            owner._parameters[leaf] = torch.nn.Parameter(data, requires_grad=old.requires_grad)
+        else:
+            owner._buffers[leaf] = data
+        if isinstance(value, TensorWrapper):
+            owner._param_meta[leaf] = (typ, value.sub_batch_ndim)
+
+    # ------------------------------------------------------------------ HIT
+    @classmethod
+    def from_hit(cls, node, ctx) -> Model:
+        """Build from a ``[Models]`` block (strict schema; errors name file:line)."""
+        values = Schema.of(cls).read_hit(node, ctx)
+        locations = {p.name: str(p.location) for p in node.params()}
+        return cls(_where=f"{node.location}: [{node.fullpath}]", _locations=locations, **values)
+
+    @classmethod
+    def catalogue(cls) -> dict[str, Any]:
+        """Machine-readable description for ``neml2-syntax``."""
+        return {
+            "type": cls.__name__,
+            "section": cls.SECTION,
+            "doc": (cls.__doc__ or "").strip(),
+            "fields": [f.catalogue() for f in Schema.of(cls).fields],
+        }
+
+    def extra_repr(self) -> str:
+        def spec(d):
+            return ", ".join(f"{n}: {t.__name__}" for n, t in d.items()) or "-"
+
+        lines = [f"inputs: {spec(self.input_spec)}", f"outputs: {spec(self.output_spec)}"]
+        own = [
+            f"{n}: {self._param_meta[n][0].__name__}{tuple(getattr(self, n).shape)}"
+            for n in self._param_meta
+        ]
+        if own:
+            lines.append("parameters: " + ", ".join(own))
+        return "\n".join(lines)
+
+
+def _typed(x: Any, typ: type) -> TensorWrapper:
+    if isinstance(x, typ):
+        return x
+    if isinstance(x, TensorWrapper):
+        if typ is Tensor or tuple(x.base_shape) == tuple(typ.BASE_SHAPE):
+            return typ(x)
+        raise FatalError(
+            f"expected a {typ.__name__} (base {tuple(typ.BASE_SHAPE)}), got a "
+            f"{type(x).__name__} of base {tuple(x.base_shape)}"
+        )
+    return typ(torch.as_tensor(x))
+
+
+def _as_tuple(out: Any) -> tuple[TensorWrapper, ...]:
+    return out if isinstance(out, tuple) else (out,)
+
+
+__all__ = ["Model", "NonlinearParameter", "ObjectRefField", "OptionField"]

@@ -1,0 +1,1 @@
+"""General-purpose models: linear combinations, invariants, time integration, control."""

@@ -1,0 +1,1 @@
+"""Solid-mechanics models: elasticity, plasticity, crystal plasticity."""

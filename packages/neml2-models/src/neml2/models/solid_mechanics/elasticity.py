@@ -1,0 +1,133 @@
+"""Linear elasticity: isotropic (two coefficients) and general (a full stiffness tensor)."""
+
+from __future__ import annotations
+
+from neml2.models._model import Model
+from neml2.models._registry import register
+from neml2.models._schema import input, option, output, parameter
+from neml2.tensors import MRP, SR2, SSR4, Scalar
+
+#: coefficient type -> parameter name
+COEFFICIENTS = {
+    "YOUNGS_MODULUS": "E",
+    "POISSONS_RATIO": "nu",
+    "BULK_MODULUS": "K",
+    "SHEAR_MODULUS": "G",
+    "LAME_LAMBDA": "lambda_",
+}
+
+
+def bulk_shear(c: dict[str, Scalar]) -> tuple[Scalar, Scalar]:
+    """``(K, G)`` from any two isotropic coefficients keyed by COEFFICIENTS names."""
+    have = frozenset(c)
+    if have == {"E", "nu"}:
+        E, nu = c["E"], c["nu"]
+        return E / (3.0 * (1.0 - 2.0 * nu)), E / (2.0 * (1.0 + nu))
+    if have == {"K", "G"}:
+        return c["K"], c["G"]
+    if have == {"E", "G"}:
+        E, G = c["E"], c["G"]
+        return E * G / (3.0 * (3.0 * G - E)), G
+    if have == {"K", "nu"}:
+        K, nu = c["K"], c["nu"]
+        return K, 3.0 * K * (1.0 - 2.0 * nu) / (2.0 * (1.0 + nu))
+    if have == {"E", "K"}:
+        E, K = c["E"], c["K"]
+        return K, 3.0 * K * E / (9.0 * K - E)
+    if have == {"G", "nu"}:
+        G, nu = c["G"], c["nu"]
+        return 2.0 * G * (1.0 + nu) / (3.0 * (1.0 - 2.0 * nu)), G
+    if have == {"lambda_", "G"}:
+        lam, G = c["lambda_"], c["G"]
+        return lam + 2.0 / 3.0 * G, G
+    raise ValueError(f"unsupported coefficient pair {sorted(have)}")
+
+
+@register()
+class LinearIsotropicElasticity(Model):
+    """Linear isotropic elasticity.
+
+    ``σ = 3K vol(ε) + 2G dev(ε)`` (or the inverse, ``ε = vol(σ)/(3K) + dev(σ)/(2G)``,
+    with ``compliance = true``), where ``K, G`` follow from any two of Young's
+    modulus, Poisson's ratio, bulk modulus, shear modulus and Lamé's λ given in
+    ``coefficients`` / ``coefficient_types``. With ``rate_form = true`` the same
+    map relates the rates. Shapes: strain, stress ``(*B, 6)`` Mandel.
+    """
+
+    fields = (
+        input("strain", SR2, doc="(elastic) strain"),
+        output("stress", SR2, doc="Cauchy stress"),
+        parameter("coefficients", Scalar, many=True, doc="the two elastic coefficients"),
+        option(
+            "coefficient_types",
+            str,
+            many=True,
+            choices=tuple(COEFFICIENTS),
+            doc="what each coefficient is",
+        ),
+        option("compliance", bool, False, doc="map stress to strain instead"),
+        option("rate_form", bool, False, doc="relate rates instead of values"),
+    )
+
+    def setup(self) -> None:
+        coefs = self.opts["coefficients"]
+        types = self.opts["coefficient_types"]
+        if len(coefs) != 2 or len(types) != 2:
+            raise self.error(
+                f"needs exactly two coefficients and two coefficient_types, got "
+                f"{len(coefs)} and {len(types)}",
+                "coefficients",
+            )
+        names = [COEFFICIENTS[t] for t in types]
+        if len(set(names)) != 2:
+            raise self.error(
+                f"coefficient_types repeat a type: {' '.join(types)}", "coefficient_types"
+            )
+        try:
+            bulk_shear(dict.fromkeys(names, Scalar(1.0)))
+        except ValueError as e:
+            raise self.error(str(e), "coefficient_types") from e
+        self._coef_names = names
+        for n, c in zip(names, coefs, strict=True):
+            self.declare_parameter(n, Scalar, c)
+        if self.opts["compliance"]:
+            # swap the roles: the input is the stress, the output the strain
+            self._structural.clear()
+            self.output_spec.clear()
+            self.declare_input(self.var["stress"], SR2)
+            self.declare_output(self.var["strain"], SR2)
+        if self.opts["rate_form"]:
+            ins = {f"{k}_rate": t for k, t in self._structural.items()}
+            outs = {f"{k}_rate": t for k, t in self.output_spec.items()}
+            self._structural.clear()
+            self.output_spec.clear()
+            for k, t in ins.items():
+                self.declare_input(k, t)
+            for k, t in outs.items():
+                self.declare_output(k, t)
+
+    def forward(self, x: SR2) -> SR2:
+        K, G = bulk_shear({n: self.param(n) for n in self._coef_names})
+        if self.opts["compliance"]:
+            return x.vol() / (3.0 * K) + x.dev() / (2.0 * G)
+        return (3.0 * K) * x.vol() + (2.0 * G) * x.dev()
+
+
+@register()
+class GeneralElasticity(Model):
+    """Linear elasticity with a general stiffness: ``σ = R(q) C R(q)ᵀ : ε``.
+
+    ``C`` is a 6×6 Mandel stiffness in the crystal frame, rotated into the
+    sample frame by the orientation ``q`` (modified Rodrigues parameters).
+    """
+
+    fields = (
+        input("strain", SR2, doc="(elastic) strain"),
+        input("orientation", MRP, doc="rotation from the crystal to the sample frame"),
+        output("stress", SR2, doc="Cauchy stress"),
+        parameter("elastic_stiffness_tensor", SSR4, doc="stiffness in the crystal frame"),
+    )
+
+    def forward(self, strain: SR2, orientation: MRP) -> SR2:
+        C = self.param("elastic_stiffness_tensor").rotate(orientation)
+        return C @ strain
