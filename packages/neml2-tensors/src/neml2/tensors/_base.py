@@ -319,7 +319,7 @@ class TensorWrapper:
 
     def __add__(self, other):
         if _is_const(other):
-            return self._lin(lambda x: x + other)
+            return self._unary_dual(lambda d: d + other)
         if not isinstance(other, TensorWrapper):
             return NotImplemented
         self._check_same_kind(other, "+")
@@ -328,12 +328,12 @@ class TensorWrapper:
 
     def __radd__(self, other):
         if _is_const(other):
-            return self._lin(lambda x: other + x)
+            return self._unary_dual(lambda d: d + other)
         return NotImplemented
 
     def __sub__(self, other):
         if _is_const(other):
-            return self._lin(lambda x: x - other)
+            return self._unary_dual(lambda d: d - other)
         if not isinstance(other, TensorWrapper):
             return NotImplemented
         self._check_same_kind(other, "-")
@@ -342,7 +342,7 @@ class TensorWrapper:
 
     def __rsub__(self, other):
         if _is_const(other):
-            return self._lin(lambda x: other - x)
+            return self._unary_dual(lambda d: other - d)
         return NotImplemented
 
     def __neg__(self):

@@ -244,7 +244,7 @@ class RegionView:
 
     # ---------------------------------------------------------------- reductions
     def _dims(self, dim) -> list[int]:
-        start, n = self._span()
+        n = self.ndim
         if dim is None:
             dims = list(range(n))
         else:
