@@ -359,7 +359,7 @@ OPS: list[Op] = [
 
 
 def _full_from(a, b):
-    A = np.zeros(a.shape + (3, 3))
+    A = np.zeros((*a.shape, 3, 3))
     vals = {
         (0, 0): a,
         (1, 1): b,
@@ -375,13 +375,13 @@ def _full_from(a, b):
 
 
 def _diag(a, b, c):
-    A = np.zeros(a.shape + (3, 3))
+    A = np.zeros((*a.shape, 3, 3))
     A[..., 0, 0], A[..., 1, 1], A[..., 2, 2] = a, b, c
     return A
 
 
 def _r2_fill9(a):
-    A = np.broadcast_to(np.arange(9.0).reshape(3, 3), a.shape + (3, 3)).copy()
+    A = np.broadcast_to(np.arange(9.0).reshape(3, 3), (*a.shape, 3, 3)).copy()
     A[..., 0, 0] = a
     A[..., 1, 1] = a * a
     return A

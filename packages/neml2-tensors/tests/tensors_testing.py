@@ -19,7 +19,7 @@ MANDEL_IJ = [(0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1)]
 
 def np_m2f(x: np.ndarray) -> np.ndarray:
     """Mandel (..., 6) -> full (..., 3, 3), by the index table."""
-    out = np.zeros(x.shape[:-1] + (3, 3), dtype=x.dtype)
+    out = np.zeros((*x.shape[:-1], 3, 3), dtype=x.dtype)
     for a, (i, j) in enumerate(MANDEL_IJ):
         f = 1.0 if i == j else 1.0 / S2
         out[..., i, j] = x[..., a] * f
@@ -30,7 +30,7 @@ def np_m2f(x: np.ndarray) -> np.ndarray:
 def np_f2m(a: np.ndarray) -> np.ndarray:
     """Full (..., 3, 3) -> Mandel (..., 6) of the symmetric part."""
     s = 0.5 * (a + np.swapaxes(a, -1, -2))
-    out = np.zeros(a.shape[:-2] + (6,), dtype=a.dtype)
+    out = np.zeros((*a.shape[:-2], 6), dtype=a.dtype)
     for k, (i, j) in enumerate(MANDEL_IJ):
         out[..., k] = s[..., i, j] * (1.0 if i == j else S2)
     return out
@@ -38,31 +38,31 @@ def np_f2m(a: np.ndarray) -> np.ndarray:
 
 def np_ssr4_full(c: np.ndarray) -> np.ndarray:
     """Mandel (..., 6, 6) -> (..., 3, 3, 3, 3)."""
-    out = np.zeros(c.shape[:-2] + (3, 3, 3, 3), dtype=c.dtype)
+    out = np.zeros((*c.shape[:-2], 3, 3, 3, 3), dtype=c.dtype)
     for a, (i, j) in enumerate(MANDEL_IJ):
         fa = 1.0 if i == j else 1.0 / S2
-        for b, (k, l) in enumerate(MANDEL_IJ):
-            fb = 1.0 if k == l else 1.0 / S2
+        for b, (k, m) in enumerate(MANDEL_IJ):
+            fb = 1.0 if k == m else 1.0 / S2
             v = c[..., a, b] * fa * fb
             for ii, jj in {(i, j), (j, i)}:
-                for kk, ll in {(k, l), (l, k)}:
+                for kk, ll in {(k, m), (m, k)}:
                     out[..., ii, jj, kk, ll] = v
     return out
 
 
 def np_full_ssr4(t: np.ndarray) -> np.ndarray:
-    out = np.zeros(t.shape[:-4] + (6, 6), dtype=t.dtype)
+    out = np.zeros((*t.shape[:-4], 6, 6), dtype=t.dtype)
     for a, (i, j) in enumerate(MANDEL_IJ):
         fa = 1.0 if i == j else S2
-        for b, (k, l) in enumerate(MANDEL_IJ):
-            fb = 1.0 if k == l else S2
-            out[..., a, b] = t[..., i, j, k, l] * fa * fb
+        for b, (k, m) in enumerate(MANDEL_IJ):
+            fb = 1.0 if k == m else S2
+            out[..., a, b] = t[..., i, j, k, m] * fa * fb
     return out
 
 
 def np_skew(w: np.ndarray) -> np.ndarray:
     """Axial vector -> skew matrix with W v = w x v."""
-    out = np.zeros(w.shape[:-1] + (3, 3), dtype=w.dtype)
+    out = np.zeros((*w.shape[:-1], 3, 3), dtype=w.dtype)
     out[..., 0, 1] = -w[..., 2]
     out[..., 0, 2] = w[..., 1]
     out[..., 1, 0] = w[..., 2]

@@ -174,7 +174,7 @@ def cat(values: Sequence[TensorWrapper], dim: int = 0) -> TensorWrapper:
         while p.dim() < n:
             p = p.unsqueeze(0)
         ps.append(p)
-    common = list(torch.broadcast_shapes(*[p.shape[:dim] + (1,) + p.shape[dim + 1 :] for p in ps]))
+    common = list(torch.broadcast_shapes(*[(*p.shape[:dim], 1, *p.shape[dim + 1 :]) for p in ps]))
     outs = []
     for d, p in zip(duals, ps, strict=True):
         tgt = list(common)
