@@ -3,6 +3,7 @@
 Importing this package registers the built-in model types.
 """
 
+from neml2.models import common as _common  # noqa: F401
 from neml2.models import solid_mechanics as _solid_mechanics  # noqa: F401
 from neml2.models._composed import ComposedModel
 from neml2.models._factory import load_input, load_model
@@ -19,7 +20,6 @@ from neml2.models._schema import (
     output,
     parameter,
 )
-from neml2.models.solid_mechanics import elasticity as _elasticity  # noqa: F401
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -1,0 +1,1 @@
+"""Crystal plasticity: slip geometry, slip rules, strength and hardening per slip system."""

@@ -1,0 +1,1 @@
+"""Rate-independent and viscous plasticity: yield, flow, hardening, Mandel stress."""
