@@ -118,7 +118,7 @@ class TensorWrapper:
         if not 0 <= sub <= batch_ndim:
             raise ShapeError(
                 f"{type(self).__name__}: sub_batch_ndim={sub} is out of range for data of "
-                f"shape {tuple(t.shape)} with base {self.base_shape} "
+                f"shape {tuple(t.shape)} with base {tuple(t.shape[t.dim() - self._base_ndim :])} "
                 f"(batch ndim {batch_ndim})"
             )
         self.data = t

@@ -81,6 +81,8 @@ def align(ws: tuple[TensorWrapper, ...], op: str = "operation") -> tuple[list[Du
     left by itself); tangents get both so that they have exactly
     ``seed axes + dyn + sub + base`` dimensions.
     """
+    if len(ws) > 1:
+        ws = _promote(ws)
     subs = [w.sub_batch_ndim for w in ws]
     S = max(subs)
     notangents = all(w.tangents is None for w in ws)
@@ -109,6 +111,20 @@ def align(ws: tuple[TensorWrapper, ...], op: str = "operation") -> tuple[list[Du
         t2 = None if w.tangents2 is None else {k: pad(v) for k, v in w.tangents2.items()}
         out.append(Dual(p, t1, t2))
     return out, S
+
+
+def _promote(ws):
+    """Cast floating operands to their promoted dtype (matmul/einsum do not promote)."""
+    dt = ws[0].data.dtype
+    if all(w.data.dtype == dt for w in ws[1:]):
+        return ws
+    fl = [w.data.dtype for w in ws if w.data.is_floating_point()]
+    if len(set(fl)) <= 1:
+        return ws
+    target = fl[0]
+    for d in fl[1:]:
+        target = torch.promote_types(target, d)
+    return tuple(w.to(target) if w.data.is_floating_point() else w for w in ws)
 
 
 def pad_tangents_to(w: TensorWrapper, dyn_ndim: int) -> TensorWrapper:
