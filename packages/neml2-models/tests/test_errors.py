@@ -1,0 +1,230 @@
+"""Bad input files: every error names the block or option and its file:line."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+import torch
+
+from neml2.models import ComposedModel, Model, input, load_model, output, register
+from neml2.tensors import FatalError, Scalar
+
+
+@register("_TestPass")
+class _Pass(Model):
+    """``to = from`` (a Scalar copy), for wiring tests."""
+
+    fields = (input("from", Scalar), output("to", Scalar))
+
+    def forward(self, x):
+        return x * 1.0
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "input.i"
+    p.write_text(textwrap.dedent(text).lstrip())
+    return p
+
+
+ELASTIC = """
+[Models]
+  [m]
+    type = LinearIsotropicElasticity
+    coefficients = '1e3 0.3'
+    coefficient_types = 'YOUNGS_MODULUS POISSONS_RATIO'
+    {extra}
+  []
+[]
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "pattern"),
+    [
+        ("youngs = 3", r":6:5: unknown option 'youngs' in \[Models/m\]; accepted: strain, stress"),
+        ("compliance = maybe", r":6:\d+: .*compliance"),
+        ("strain = 'a b'", None),  # a name with a space is still one string; no error
+    ],
+)
+def test_option_errors(tmp_path, extra, pattern):
+    p = _write(tmp_path, ELASTIC.format(extra=extra))
+    if pattern is None:
+        load_model(p, "m")
+        return
+    with pytest.raises(FatalError, match=pattern) as e:
+        load_model(p, "m")
+    assert str(e.value).startswith(str(p))
+
+
+def test_unknown_type_suggests(tmp_path):
+    p = _write(tmp_path, "[Models]\n  [m]\n    type = LinearIsotropicElastic\n  []\n[]\n")
+    with pytest.raises(
+        FatalError,
+        match=r":3:5: unknown type 'LinearIsotropicElastic'.*"
+        r"did you mean 'LinearIsotropicElasticity'",
+    ):
+        load_model(p, "m")
+
+
+def test_missing_required_option(tmp_path):
+    p = _write(tmp_path, "[Models]\n  [m]\n    type = LinearIsotropicElasticity\n  []\n[]\n")
+    with pytest.raises(
+        FatalError,
+        match=r":2:\d+: \[Models/m\] is missing the required option "
+        r"'coefficients'",
+    ):
+        load_model(p, "m")
+
+
+def test_wrong_choice(tmp_path):
+    p = _write(
+        tmp_path,
+        ELASTIC.replace("YOUNGS_MODULUS POISSONS", "YOUNG POISSONS").format(extra=""),
+    )
+    with pytest.raises(
+        FatalError, match=r":5:\d+: option 'coefficient_types' = 'YOUNG' is not one"
+    ):
+        load_model(p, "m")
+
+
+def test_bad_coefficient_pair_names_the_option(tmp_path):
+    p = _write(tmp_path, ELASTIC.replace("POISSONS_RATIO", "YOUNGS_MODULUS").format(extra=""))
+    with pytest.raises(FatalError, match=r":5:\d+: coefficient_types repeat a type"):
+        load_model(p, "m")
+
+
+def test_tensors_errors(tmp_path):
+    p = _write(
+        tmp_path,
+        """
+        [Tensors]
+          [a]
+            type = Python
+            expr = 'b + 1'
+          []
+          [b]
+            type = Python
+            expr = 'a * 2'
+          []
+          [c]
+            type = Python
+            expr = 'undefined_name'
+          []
+          [d]
+            type = Python
+            expr = 'Scalar(1'
+          []
+        []
+        [Models]
+          [m]
+            type = LinearIsotropicElasticity
+            coefficients = 'c 0.3'
+            coefficient_types = 'YOUNGS_MODULUS POISSONS_RATIO'
+          []
+        []
+        """,
+    )
+    from neml2.models import load_input
+
+    ctx = load_input(p)
+    with pytest.raises(FatalError, match=r"cycle: Tensors/a -> Tensors/b -> Tensors/a"):
+        ctx.tensor("a")
+    with pytest.raises(FatalError, match=r":12:\d+: \[Tensors/c\] failed: NameError"):
+        ctx.tensor("c")
+    with pytest.raises(FatalError, match=r":16:\d+: invalid Python expression"):
+        ctx.tensor("d")
+    with pytest.raises(FatalError, match=r"no block named 'e' in \[Tensors\]"):
+        ctx.tensor("e")
+    with pytest.raises(FatalError, match="NameError"):
+        load_model(p, "m")
+
+
+WIRING = """
+[Models]
+  [a]
+    type = _TestPass
+    from = 'x'
+    to = 'y'
+  []
+  [b]
+    type = _TestPass
+    from = 'y'
+    to = '{b_to}'
+  []
+  [c]
+    type = _TestPass
+    from = 'z'
+    to = 'w'
+  []
+  [all]
+    type = ComposedModel
+    models = '{models}'
+    {extra}
+  []
+[]
+"""
+
+
+def test_composition_wires_by_name(tmp_path):
+    p = _write(tmp_path, WIRING.format(b_to="z", models="c b a", extra=""))
+    m = load_model(p, "all")
+    assert isinstance(m, ComposedModel)
+    assert m.input_names == ["x"] and m.output_names == ["w"]
+    assert [c.hit_name for c in m._order] == ["a", "b", "c"]
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    torch.testing.assert_close(m.forward({"x": x})["w"], x)
+    _, J = m.jacobian({"x": x})
+    torch.testing.assert_close(J["w"]["x"], torch.ones(2, dtype=torch.float64))
+
+
+def test_additional_outputs(tmp_path):
+    p = _write(tmp_path, WIRING.format(b_to="z", models="a b c", extra="additional_outputs = 'y'"))
+    assert load_model(p, "all").output_names == ["w", "y"]
+    p = _write(tmp_path, WIRING.format(b_to="z", models="a b c", extra="additional_outputs = 'q'"))
+    with pytest.raises(FatalError, match=r":20:\d+: additional output 'q' is not provided"):
+        load_model(p, "all")
+
+
+def test_cycle_is_reported(tmp_path):
+    p = _write(tmp_path, WIRING.format(b_to="x", models="a b", extra=""))
+    with pytest.raises(
+        FatalError,
+        match=r":19:\d+: the models depend on each other in a cycle: "
+        r"(a -> b -> a|b -> a -> b)",
+    ):
+        load_model(p, "all")
+
+
+def test_duplicate_provider_and_priority(tmp_path):
+    p = _write(tmp_path, WIRING.format(b_to="w", models="a b c", extra=""))
+    with pytest.raises(
+        FatalError, match=r"variable 'w' is provided by more than one model \(b, c\)"
+    ):
+        load_model(p, "all")
+    p = _write(tmp_path, WIRING.format(b_to="w", models="a b c", extra="priority = 'c b'"))
+    m = load_model(p, "all")
+    order = [c.hit_name for c in m._order]
+    assert order.index("c") < order.index("b")  # the winner runs last
+
+
+def test_unknown_model_in_composition(tmp_path):
+    p = _write(tmp_path, WIRING.format(b_to="z", models="a b d", extra=""))
+    with pytest.raises(FatalError, match=r":19:\d+: no block named 'd' in \[Models\]"):
+        load_model(p, "all")
+
+
+def test_model_refers_to_itself(tmp_path):
+    p = _write(tmp_path, WIRING.format(b_to="z", models="a all", extra=""))
+    with pytest.raises(FatalError, match=re.escape("cycle: Models/all -> Models/all")):
+        load_model(p, "all")
+
+
+def test_python_construction_errors():
+    with pytest.raises(FatalError, match="missing required option 'coefficients'"):
+        from neml2.models.solid_mechanics.elasticity import LinearIsotropicElasticity
+
+        LinearIsotropicElasticity(coefficient_types=["YOUNGS_MODULUS", "POISSONS_RATIO"])
+    with pytest.raises(FatalError, match="unknown option"):
+        _Pass(frm="x")
