@@ -80,4 +80,64 @@ def test_inspect_unknown_model(input_file, capsys):
 
 def test_syntax_lists_registered_types(capsys):
     assert syntax_main(["--json"]) == 0
-    assert "_TestDriver" in json.loads(capsys.readouterr().out)["types"]
+    types = {e["type"]: e for e in json.loads(capsys.readouterr().out)["types"]}
+    assert "_TestDriver" in types
+    el = types["LinearIsotropicElasticity"]
+    assert el["section"] == "Models" and "3K vol" in el["doc"]
+    fields = {f["name"]: f for f in el["fields"]}
+    assert fields["strain"]["kind"] == "input" and fields["strain"]["default"] == "strain"
+    assert fields["coefficients"]["required"] and fields["coefficients"]["kind"] == "parameter"
+    assert "YOUNGS_MODULUS" in fields["coefficient_types"]["choices"]
+
+
+def test_syntax_one_type_in_text(capsys):
+    assert syntax_main(["ModelUnitTest"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("[Drivers] ModelUnitTest:")
+    assert "derivative_rel_tol (option, float, default 1e-05)" in out
+
+
+def test_syntax_unknown_type(capsys):
+    assert syntax_main(["Nope"]) == EXIT_FATAL
+    assert "unknown type(s) Nope" in capsys.readouterr().err
+
+
+def test_run_model_unit_test(tmp_path, capsys):
+    p = tmp_path / "unit.i"
+    p.write_text(
+        """[Drivers]
+  [unit]
+    type = ModelUnitTest
+    model = 'm'
+    input_SR2_names = 'strain'
+    input_SR2_values = 'e'
+    output_SR2_names = 'stress'
+    output_SR2_values = 's'
+  []
+[]
+[Tensors]
+  [e]
+    type = Python
+    expr = 'SR2.fill(0.01, 0, 0)'
+  []
+  [s]
+    type = Python
+    expr = 'SR2.fill(1346.153846, 576.923077, 576.923077)'
+  []
+[]
+[Models]
+  [m]
+    type = LinearIsotropicElasticity
+    coefficients = '1e5 0.3'
+    coefficient_types = 'YOUNGS_MODULUS POISSONS_RATIO'
+  []
+[]
+"""
+    )
+    assert run_main([str(p), "unit"]) == 0
+    # a wrong expectation fails with a message naming the variable
+    assert run_main([str(p), "unit", "Tensors/s/expr='SR2.fill(1, 0, 0)'"]) == EXIT_FATAL
+    assert "FAIL value of 'stress'" in capsys.readouterr().out
+    # a missing [Tensors] reference is a located fatal error
+    assert run_main([str(p), "unit", "Drivers/unit/output_SR2_values=nope"]) == EXIT_FATAL
+    assert "'nope' is neither a number nor a [Tensors] name" in capsys.readouterr().err

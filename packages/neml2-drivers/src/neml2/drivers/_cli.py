@@ -86,13 +86,32 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
 
 
 def syntax_main(argv: Sequence[str] | None = None) -> int:
-    """``neml2-syntax [--json]``: list every registered type (models, drivers, plugins)."""
-    p = _parser("neml2-syntax", "List the registered HIT types.")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    """``neml2-syntax [--json] [TYPE...]``: the catalogue of registered HIT types."""
+    from neml2.models import lookup
+
+    p = _parser("neml2-syntax", "Describe the registered HIT types and their options.")
+    p.add_argument("types", nargs="*", help="only these types (default: all)")
+    p.add_argument("--json", action="store_true", help="machine-readable catalogue")
     a = p.parse_args(argv)
-    types = registered_types()
+    names = a.types or registered_types()
+    unknown = [n for n in names if lookup(n) is None]
+    if unknown:
+        print(f"neml2-syntax: error: unknown type(s) {', '.join(unknown)}", file=sys.stderr)
+        return EXIT_FATAL
+    entries = []
+    for n in names:
+        cls = lookup(n)
+        cat = getattr(cls, "catalogue", None)
+        entry = cat() if callable(cat) else {"type": n, "doc": (cls.__doc__ or "").strip()}
+        entry["type"] = n
+        entries.append(entry)
     if a.json:
-        print(json.dumps({"types": types}, indent=2))
-    else:
-        print("\n".join(types) if types else "(no types registered)")
+        print(json.dumps({"types": entries}, indent=2))
+        return 0
+    for e in entries:
+        first = e.get("doc", "").splitlines()[0] if e.get("doc") else ""
+        print(f"[{e.get('section', '?')}] {e['type']}: {first}")
+        for f in e.get("fields", []) if a.types else []:
+            default = "required" if f["required"] else f"default {f['default']!r}"
+            print(f"    {f['name']} ({f['kind']}, {f.get('type', '')}, {default}): {f['doc']}")
     return 0

@@ -151,6 +151,11 @@ class ModelUnitTest(Driver):
             print(line)
         for f in self.failures:
             print(f"FAIL {f}")
+        verdict = f"{len(self.failures)} FAILED" if self.failures else "all passed"
+        print(
+            f"ModelUnitTest '{self.hit_name or ''}': model '{self.opts['model']}', "
+            f"{len(self.report)} checks, {verdict}"
+        )
         return not self.failures
 
     def _compare(self, what: str, got: torch.Tensor, want: torch.Tensor, rtol, atol) -> None:
