@@ -1,1 +1,51 @@
 """Rate-independent and viscous plasticity: yield, flow, hardening, Mandel stress."""
+
+from neml2.models.solid_mechanics.plasticity import (
+    flow,
+    isotropic_hardening,
+    kinematic_hardening,
+    mandel_stress,
+    normality,
+    viscoplasticity,
+    yield_function,
+)
+from neml2.models.solid_mechanics.plasticity.flow import (
+    AssociativeIsotropicPlasticHardening,
+    AssociativeKinematicPlasticHardening,
+    AssociativePlasticFlow,
+)
+from neml2.models.solid_mechanics.plasticity.isotropic_hardening import (
+    LinearIsotropicHardening,
+    VoceIsotropicHardening,
+)
+from neml2.models.solid_mechanics.plasticity.kinematic_hardening import (
+    ChabochePlasticHardening,
+    FredrickArmstrongPlasticHardening,
+    LinearKinematicHardening,
+)
+from neml2.models.solid_mechanics.plasticity.mandel_stress import IsotropicMandelStress
+from neml2.models.solid_mechanics.plasticity.normality import Normality
+from neml2.models.solid_mechanics.plasticity.viscoplasticity import PerzynaPlasticFlowRate
+from neml2.models.solid_mechanics.plasticity.yield_function import YieldFunction
+
+__all__ = [
+    "AssociativeIsotropicPlasticHardening",
+    "AssociativeKinematicPlasticHardening",
+    "AssociativePlasticFlow",
+    "ChabochePlasticHardening",
+    "FredrickArmstrongPlasticHardening",
+    "IsotropicMandelStress",
+    "LinearIsotropicHardening",
+    "LinearKinematicHardening",
+    "Normality",
+    "PerzynaPlasticFlowRate",
+    "VoceIsotropicHardening",
+    "YieldFunction",
+    "flow",
+    "isotropic_hardening",
+    "kinematic_hardening",
+    "mandel_stress",
+    "normality",
+    "viscoplasticity",
+    "yield_function",
+]
