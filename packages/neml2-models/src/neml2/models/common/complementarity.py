@@ -1,0 +1,40 @@
+"""Complementarity conditions of a constrained update (KKT conditions)."""
+
+from __future__ import annotations
+
+from neml2.models._model import Model
+from neml2.models._registry import register
+from neml2.models._schema import input, option, output
+from neml2.tensors import Scalar, where
+
+_SIGN = {"LE": -1.0, "GE": 1.0}
+
+
+@register()
+class MinMapComplementarity(Model):
+    """Minimum-map form of the complementarity ``a ⋚ 0, b ⋚ 0, a b = 0``.
+
+    ``r = min(s_a a, s_b b)`` with ``s = -1`` for an ``LE`` (``≤ 0``) and
+    ``s = +1`` for a ``GE`` (``≥ 0``) inequality; ``r = 0`` is equivalent to the
+    three conditions. A tie takes the ``b`` branch. The derivative is that of
+    the selected branch.
+    """
+
+    fields = (
+        input("a", Scalar, doc="first condition"),
+        input("b", Scalar, doc="second condition"),
+        output("complementarity", Scalar, doc="the minimum-map residual"),
+        option("a_inequality", str, "LE", choices=tuple(_SIGN), doc="inequality of a"),
+        option("b_inequality", str, "GE", choices=tuple(_SIGN), doc="inequality of b"),
+    )
+
+    def setup(self) -> None:
+        for opt in ("a_inequality", "b_inequality"):
+            if self.opts[opt] not in _SIGN:
+                raise self.error(f"{opt} = '{self.opts[opt]}' is not one of LE, GE", opt)
+        self._sa = _SIGN[self.opts["a_inequality"]]
+        self._sb = _SIGN[self.opts["b_inequality"]]
+
+    def forward(self, a: Scalar, b: Scalar) -> Scalar:
+        ta, tb = a * self._sa, b * self._sb
+        return where(ta < tb, ta, tb)

@@ -1,0 +1,117 @@
+"""Linear combinations ``u = sum_i w_i v_i + b`` of variables of one type."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from neml2.models._model import Model
+from neml2.models._registry import register
+from neml2.models._schema import option, parameter
+from neml2.models.common._fields import variable
+from neml2.tensors import R2, SR2, Scalar, TensorWrapper, Vec
+
+
+class LinearCombination(Model):
+    """``u = sum_i w_i v_i + b`` over the variables listed in ``from``.
+
+    ``weights`` takes one value per variable, or a single value for all of
+    them (default ``1``); each weight is a Scalar literal, a ``[Tensors]``
+    name, another model's output or a variable name (then an input of this
+    model). The optional ``offset`` ``b`` is a Scalar added to every
+    component. Weights are constants (buffers) unless ``weight_as_parameter``
+    says otherwise (the same for ``offset`` / ``offset_as_parameter``).
+    Parameter names: ``w_0, w_1, ...`` and ``b``.
+    """
+
+    TYPE: ClassVar[type] = Scalar
+
+    fields = (
+        option("from", str, many=True, doc="the variables to combine"),
+        parameter("weights", Scalar, (1.0,), many=True, doc="one weight per variable, or one"),
+        option(
+            "weight_as_parameter",
+            bool,
+            (False,),
+            many=True,
+            doc="declare each weight as a trainable parameter (one per weight, or one)",
+        ),
+        parameter("offset", Scalar, (), many=True, doc="a constant added to the sum (optional)"),
+        option("offset_as_parameter", bool, False, doc="declare the offset as a parameter"),
+    )
+
+    def setup(self) -> None:
+        names = list(self.opts["from"])
+        if not names:
+            raise self.error("needs at least one variable to combine", "from")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise self.error(f"variable(s) listed twice: {', '.join(dup)}", "from")
+        for n in names:
+            self.declare_input(n, self.TYPE)
+        n = len(names)
+        weights = list(self.opts["weights"])
+        if len(weights) not in (1, n):
+            raise self.error(f"expected 1 or {n} weights, got {len(weights)}", "weights")
+        as_param = list(self.opts["weight_as_parameter"])
+        if len(as_param) not in (1, n):
+            raise self.error(
+                f"expected 1 or {n} entries, got {len(as_param)}", "weight_as_parameter"
+            )
+        if len(weights) == 1:
+            weights = weights * n
+        if len(as_param) == 1:
+            as_param = as_param * n
+        for i, (w, p) in enumerate(zip(weights, as_param, strict=True)):
+            self.declare_parameter(f"w_{i}", Scalar, w, buffer=not p)
+        offset = list(self.opts["offset"])
+        if len(offset) > 1:
+            raise self.error(f"takes one offset, got {len(offset)}", "offset")
+        self._has_offset = bool(offset)
+        if offset:
+            as_param = self.opts["offset_as_parameter"]
+            self.declare_parameter("b", Scalar, offset[0], buffer=not as_param)
+
+    def forward(self, *xs: TensorWrapper) -> TensorWrapper:
+        out = None
+        for i, x in enumerate(xs):
+            term = self.param(f"w_{i}") * x
+            out = term if out is None else out + term
+        if self._has_offset:
+            b = self.param("b")
+            if self.TYPE is Scalar:
+                out = out + b
+            else:
+                out = out + b * self.TYPE.ones(dtype=out.dtype, device=out.device)
+        return out
+
+
+def _to(typ: type):
+    return (variable("to", typ, output=True, doc=f"the combined {typ.__name__}"),)
+
+
+@register()
+class ScalarLinearCombination(LinearCombination):
+    __doc__ = LinearCombination.__doc__
+    TYPE = Scalar
+    fields = _to(Scalar)
+
+
+@register()
+class VecLinearCombination(LinearCombination):
+    __doc__ = LinearCombination.__doc__
+    TYPE = Vec
+    fields = _to(Vec)
+
+
+@register()
+class SR2LinearCombination(LinearCombination):
+    __doc__ = LinearCombination.__doc__
+    TYPE = SR2
+    fields = _to(SR2)
+
+
+@register()
+class R2LinearCombination(LinearCombination):
+    __doc__ = LinearCombination.__doc__
+    TYPE = R2
+    fields = _to(R2)

@@ -1,0 +1,148 @@
+"""Time integration of a variable from its rate: backward Euler residuals, forward Euler
+updates, and the implicit exponential residual of a rotation.
+
+Names follow the reference library: for ``variable = 'x'`` and ``time = 't'`` the
+previous step is ``x~1`` / ``t~1``, the rate ``x_rate`` and the residual ``x_residual``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from neml2.models._model import Model
+from neml2.models._registry import register
+from neml2.models.common._fields import TIME, history, rate, residual, variable
+from neml2.tensors import MRP, R2, SR2, WR2, Scalar, TensorWrapper, Vec
+
+
+class _Integration(Model):
+    """Shared declarations: ``s, s~1, s_rate, t, t~1`` in this order."""
+
+    TYPE: ClassVar[type] = Scalar
+    RATE_TYPE: ClassVar[type | None] = None  # defaults to TYPE
+
+    def _declare_history_inputs(self, *, with_current: bool) -> None:
+        s, t = self.var["variable"], self.var["time"]
+        if s == t:
+            raise self.error(f"variable and time are both named '{s}'", "variable")
+        # declare in the reference order, whatever the field order was
+        self._structural.clear()
+        if with_current:
+            self.declare_input(s, self.TYPE)
+        self.declare_input(history(s), self.TYPE)
+        self.declare_input(rate(s), self.RATE_TYPE or self.TYPE)
+        self.declare_input(t, Scalar)
+        self.declare_input(history(t), Scalar)
+
+
+class BackwardEulerTimeIntegration(_Integration):
+    """Backward Euler residual ``r = s - s_n - (t - t_n) ṡ``.
+
+    Inputs ``s`` (``variable``), ``s~1``, ``s_rate``, ``t`` (``time``), ``t~1``;
+    output ``s_residual``.
+    """
+
+    def setup(self) -> None:
+        self._declare_history_inputs(with_current=True)
+        self.declare_output(residual(self.var["variable"]), self.TYPE)
+
+    def forward(self, s, s_n, s_rate, t, t_n) -> TensorWrapper:
+        return s - s_n - (t - t_n) * s_rate
+
+
+class ForwardEulerTimeIntegration(_Integration):
+    """Forward Euler update ``s = s_n + (t - t_n) ṡ``.
+
+    Inputs ``s~1``, ``s_rate``, ``t`` (``time``), ``t~1``; output ``s`` (``variable``).
+    """
+
+    def setup(self) -> None:
+        self._declare_history_inputs(with_current=False)
+
+    def forward(self, s_n, s_rate, t, t_n) -> TensorWrapper:
+        return s_n + (t - t_n) * s_rate
+
+
+def _variable(typ: type, *, output: bool = False):
+    what = "integrated" if not output else "updated"
+    return variable("variable", typ, output=output, doc=f"the {typ.__name__} being {what}")
+
+
+def _backward(typ: type) -> tuple:
+    return (_variable(typ), TIME)
+
+
+@register()
+class ScalarBackwardEulerTimeIntegration(BackwardEulerTimeIntegration):
+    __doc__ = BackwardEulerTimeIntegration.__doc__
+    TYPE = Scalar
+    fields = _backward(Scalar)
+
+
+@register()
+class VecBackwardEulerTimeIntegration(BackwardEulerTimeIntegration):
+    __doc__ = BackwardEulerTimeIntegration.__doc__
+    TYPE = Vec
+    fields = _backward(Vec)
+
+
+@register()
+class SR2BackwardEulerTimeIntegration(BackwardEulerTimeIntegration):
+    __doc__ = BackwardEulerTimeIntegration.__doc__
+    TYPE = SR2
+    fields = _backward(SR2)
+
+
+@register()
+class R2BackwardEulerTimeIntegration(BackwardEulerTimeIntegration):
+    __doc__ = BackwardEulerTimeIntegration.__doc__
+    TYPE = R2
+    fields = _backward(R2)
+
+
+def _forward(typ: type) -> tuple:
+    return (_variable(typ, output=True), TIME)
+
+
+@register()
+class ScalarForwardEulerTimeIntegration(ForwardEulerTimeIntegration):
+    __doc__ = ForwardEulerTimeIntegration.__doc__
+    TYPE = Scalar
+    fields = _forward(Scalar)
+
+
+@register()
+class VecForwardEulerTimeIntegration(ForwardEulerTimeIntegration):
+    __doc__ = ForwardEulerTimeIntegration.__doc__
+    TYPE = Vec
+    fields = _forward(Vec)
+
+
+@register()
+class SR2ForwardEulerTimeIntegration(ForwardEulerTimeIntegration):
+    __doc__ = ForwardEulerTimeIntegration.__doc__
+    TYPE = SR2
+    fields = _forward(SR2)
+
+
+@register()
+class WR2ImplicitExponentialTimeIntegration(_Integration):
+    """Implicit exponential residual of a rotation ``r = s - exp((t - t_n) w) ∘ s_n``.
+
+    ``s`` is an MRP rotation, ``w`` (``s_rate``) a WR2 spin; ``exp`` maps the
+    skew tensor to a rotation and ``∘`` applies it after ``s_n``. The residual
+    is the difference of the two MRP vectors. Inputs ``s``, ``s~1``, ``s_rate``,
+    ``t``, ``t~1``; output ``s_residual``.
+    """
+
+    TYPE = MRP
+    RATE_TYPE = WR2
+    fields = (variable("variable", MRP, doc="the rotation being integrated"), TIME)
+
+    def setup(self) -> None:
+        self._declare_history_inputs(with_current=True)
+        self.declare_output(residual(self.var["variable"]), MRP)
+
+    def forward(self, s: MRP, s_n: MRP, w: WR2, t: Scalar, t_n: Scalar) -> MRP:
+        inc = ((t - t_n) * w).exp()
+        return s - s_n.rotate(inc)
