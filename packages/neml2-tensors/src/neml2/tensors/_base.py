@@ -425,6 +425,14 @@ class TensorWrapper:
     def __matmul__(self, other):
         if not isinstance(other, TensorWrapper):
             return NotImplemented
+        return self.matmul(other)
+
+    def matmul(self, other):
+        """Typed contraction ``self @ other`` (see ``MATMUL_RULES``).
+
+        Same as ``@``; spell it as a method inside ``torch.compile(fullgraph=True)``:
+        Dynamo (torch 2.13) cannot trace the ``@`` operator on user-defined objects.
+        """
         rule = MATMUL_RULES.get((type(self), type(other)))
         if rule is None:
             raise self._type_error(other, "@")

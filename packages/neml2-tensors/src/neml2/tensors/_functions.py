@@ -46,6 +46,11 @@ transpose = _method("transpose", "Transpose (R2, SSR4 major).")
 exp_map = _method("exp", "Exponential map of a WR2 -> MRP.")
 
 
+def matmul(a: TensorWrapper, b: TensorWrapper) -> TensorWrapper:
+    """Typed contraction ``a @ b`` (traceable by Dynamo, unlike the ``@`` operator)."""
+    return a.matmul(b)
+
+
 def rotate(x: TensorWrapper, r: TensorWrapper) -> TensorWrapper:
     """Rotate a Vec / SR2 / R2 / SSR4 by ``r`` (MRP, Quaternion or R2), or compose MRPs."""
     return x.rotate(r)

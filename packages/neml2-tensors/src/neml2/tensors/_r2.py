@@ -126,7 +126,7 @@ class R2(TensorWrapper, FactoryMixin):
         from neml2.tensors._rotations import rotation_matrix
 
         q = rotation_matrix(r)
-        return q @ self @ q.transpose()
+        return q.matmul(self).matmul(q.transpose())
 
 
 def _mm(a, b):

@@ -56,7 +56,7 @@ class MRP(VecBase):
         W = WR2(self).to_R2()
         f = 1.0 / ((1.0 + rr) * (1.0 + rr))
         eye = R2.identity(dtype=self.dtype, device=self.device)
-        return eye + (8.0 * f) * (W @ W) + (4.0 * (1.0 - rr) * f) * W
+        return eye + (8.0 * f) * W.matmul(W) + (4.0 * (1.0 - rr) * f) * W
 
     def to_quaternion(self):
         """Unit quaternion ``((1 - r.r), 2 r) / (1 + r.r)`` (scalar first)."""
@@ -73,13 +73,13 @@ class MRP(VecBase):
 
     def compose(self, other: MRP):
         """The MRP of ``R(self) R(other)`` (apply ``other`` first, then ``self``)."""
-        return self @ other
+        return _compose_mrp(self, other)
 
     def rotate(self, r):
         """Apply the rotation ``r`` after this one: ``R(r) R(self)``."""
         if not isinstance(r, MRP):
             r = MRP.from_matrix(r)
-        return r @ self
+        return _compose_mrp(r, self)
 
 
 def rotation_matrix(r) -> TensorWrapper:
@@ -143,9 +143,10 @@ class Quaternion(TensorWrapper, FactoryMixin):
 
 
 def _mrp_matmul(self, other):
+    """``a @ b`` of two MRPs composes them: ``R(a @ b) = R(a) R(b)``."""
     if isinstance(other, MRP):
         return _compose_mrp(self, other)
-    return TensorWrapper.__matmul__(self, other)
+    return TensorWrapper.matmul(self, other)
 
 
-MRP.__matmul__ = _mrp_matmul
+MRP.matmul = _mrp_matmul

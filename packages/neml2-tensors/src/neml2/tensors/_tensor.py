@@ -78,9 +78,9 @@ class Tensor(TensorWrapper):
         dtype = dtype or torch.get_default_dtype()
         return cls(torch.eye(n, dtype=dtype, device=device), 2)
 
-    def __matmul__(self, other):
+    def matmul(self, other):
         if not isinstance(other, Tensor):
-            return super().__matmul__(other)
+            return super().matmul(other)
         from neml2.tensors._broadcast import align
 
         na, nb = self.base_ndim, other.base_ndim

@@ -81,4 +81,4 @@ class Vec(VecBase):
         """``R v`` for an ``MRP`` or ``R2`` rotation."""
         from neml2.tensors._rotations import rotation_matrix
 
-        return rotation_matrix(r) @ self
+        return rotation_matrix(r).matmul(self)
