@@ -117,13 +117,13 @@ class Normality(Model):
                 zeros = torch.zeros(shape + base, dtype=f.dtype, device=f.device)
                 outs.append(typ(zeros, f.sub_batch_ndim))
                 continue
-            grad = g.expand(k, *shape).movedim(0, -1).reshape(*shape, *base)
+            grad = g.expand(k, *shape).movedim(0, -1).reshape(shape + base)
             value = typ(grad, f.sub_batch_ndim)
             outer = {}
             for (a, b), h in t2.items():
                 if a != leaf or b.startswith(tag):
                     continue
                 h = h.expand(k, *h.shape[1:]).movedim(0, -1)  # (K_b, *batch, k)
-                outer[b] = h.reshape(*h.shape[:-1], *base)
+                outer[b] = h.reshape(tuple(h.shape[:-1]) + base)
             outs.append(attach(value, outer) if outer else value)
         return outs[0] if len(outs) == 1 else tuple(outs)
