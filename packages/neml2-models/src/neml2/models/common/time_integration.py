@@ -23,8 +23,6 @@ class _Integration(Model):
 
     def _declare_history_inputs(self, *, with_current: bool) -> None:
         s, t = self.var["variable"], self.var["time"]
-        if s == t:
-            raise self.error(f"variable and time are both named '{s}'", "variable")
         # declare in the reference order, whatever the field order was
         self._structural.clear()
         if with_current:

@@ -21,8 +21,6 @@ class VariableRate(Model):
 
     def setup(self) -> None:
         s, t = self.var["variable"], self.var["time"]
-        if s == t:
-            raise self.error(f"variable and time are both named '{s}'", "variable")
         self._structural.clear()  # reference order: s, s~1, t, t~1
         self.declare_input(s, self.TYPE)
         self.declare_input(history(s), self.TYPE)
