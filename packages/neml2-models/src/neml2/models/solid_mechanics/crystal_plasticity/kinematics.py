@@ -74,7 +74,7 @@ class ElasticStrainRate(Model):
     ) -> SR2:
         E = elastic_strain.to_R2()
         W = vorticity.to_R2()
-        return deformation_rate - plastic_rate + (W @ E - E @ W).sym()
+        return deformation_rate - plastic_rate + (W.matmul(E) - E.matmul(W)).sym()
 
 
 @register()
@@ -98,4 +98,4 @@ class OrientationRate(Model):
     ) -> WR2:
         E = elastic_strain.to_R2()
         Dp = plastic_rate.to_R2()
-        return vorticity - plastic_vorticity + (Dp @ E - E @ Dp).skew()
+        return vorticity - plastic_vorticity + (Dp.matmul(E) - E.matmul(Dp)).skew()
