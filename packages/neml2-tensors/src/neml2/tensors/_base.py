@@ -472,7 +472,10 @@ def _scale(x: TensorWrapper, s: TensorWrapper, reciprocal: bool = False):
     nb = x._base_ndim
     (dx, ds), S = align((x, s), "/" if reciprocal else "*")
     if reciprocal:
-        ds = T.reciprocal(ds) if ds.t1 is not None else ds.lin(torch.reciprocal)
+        if ds.t1 is None:
+            q = unsqueeze_base(ds.p, nb)
+            return x._from_dual(dx.lin(lambda a: a / q), S, nb)
+        ds = T.reciprocal(ds)
 
     def fn(a, b):
         return a * unsqueeze_base(b, nb)

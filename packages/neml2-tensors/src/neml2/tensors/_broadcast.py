@@ -81,16 +81,26 @@ def align(ws: tuple[TensorWrapper, ...], op: str = "operation") -> tuple[list[Du
     left by itself); tangents get both so that they have exactly
     ``seed axes + dyn + sub + base`` dimensions.
     """
-    if len(ws) > 1:
+    w0 = ws[0]
+    dt = w0.data.dtype
+    S = S0 = w0.sub_batch_ndim
+    simple = w0.tangents is None
+    same_dtype = True
+    for w in ws[1:]:
+        if w.data.dtype is not dt:
+            same_dtype = False
+        s = w.sub_batch_ndim
+        if s != S0:
+            simple = False
+            if s > S:
+                S = s
+        if w.tangents is not None:
+            simple = False
+    if not same_dtype:
         ws = _promote(ws)
-    subs = [w.sub_batch_ndim for w in ws]
-    S = max(subs)
-    notangents = all(w.tangents is None for w in ws)
-    if notangents and min(subs) == S:
-        if len(ws) > 1 and not _tracing():
-            shapes = [w.data.shape[: w.data.dim() - w.base_ndim] for w in ws]
-            if any(s != shapes[0] for s in shapes[1:]):
-                check_broadcastable(ws, op)
+    if simple:
+        if len(ws) > 1:
+            _quick_check(ws, op)
         return [Dual(w.data) for w in ws], S
     if len(ws) > 1:
         check_broadcastable(ws, op)
@@ -111,6 +121,21 @@ def align(ws: tuple[TensorWrapper, ...], op: str = "operation") -> tuple[list[Du
         t2 = None if w.tangents2 is None else {k: pad(v) for k, v in w.tangents2.items()}
         out.append(Dual(p, t1, t2))
     return out, S
+
+
+def _quick_check(ws, op: str) -> None:
+    """Cheap path of :func:`check_broadcastable` for operands with equal sub-batch ndim."""
+    ref = None
+    for w in ws:
+        d = w.data
+        b = d.shape[: d.dim() - w._base_ndim]
+        if not b:
+            continue
+        if ref is None:
+            ref = b
+        elif b != ref:
+            check_broadcastable(ws, op)
+            return
 
 
 def _promote(ws):

@@ -114,7 +114,18 @@ class Dual:
     def __sub__(self, other: Dual | float) -> Dual:
         if not isinstance(other, Dual):
             return Dual(self.p - other, self.t1, self.t2)
-        return self + (-other)
+        out = self.p - other.p
+        if self.t1 is None and other.t1 is None:
+            return Dual(out)
+        t1: Tangents1 = dict(self.t1 or {})
+        for k, v in (other.t1 or {}).items():
+            _acc(t1, k, -v)
+        t2 = None
+        if self.t2 is not None or other.t2 is not None:
+            t2 = dict(self.t2 or {})
+            for k, v in (other.t2 or {}).items():
+                _acc(t2, k, -v)
+        return Dual(out, t1, t2)
 
     def __rsub__(self, other: float) -> Dual:
         return (-self) + other

@@ -1,0 +1,186 @@
+"""Overhead of the typed layer (neml2.tensors) vs raw torch for elasticity + J2 return map.
+
+One radial-return step with linear isotropic hardening, batch 1e5 (float64, CPU):
+elastic predictor ``s = C : (eps - ep)``, von Mises ``q = sqrt(3/2 dev:dev)``, yield
+``f = q - (sy + H alpha)``, ``dg = <f> / (3G + H)``, flow ``n = 3/2 dev / q``, update
+``ep``, ``alpha`` and the stress. The same math is written twice: with raw torch tensors
+and with the typed wrappers. Timed eager and after ``torch.compile`` (Inductor).
+
+Usage::
+
+    uv run python benchmarks/tensors/bench_j2.py [--batch 100000] [--reps 30] [--no-compile]
+
+Writes ``results.json`` and ``results.md`` next to this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+import neml2.tensors as nt
+from neml2.tensors import SR2, SSR4, Scalar
+
+E, NU, SY, H = 200e3, 0.3, 250.0, 1000.0
+G = E / (2 * (1 + NU))
+K = E / (3 * (1 - 2 * NU))
+
+
+# ----------------------------------------------------------------------------- raw torch
+def stiffness_raw(dtype):
+    one = torch.tensor([1.0, 1.0, 1.0, 0.0, 0.0, 0.0], dtype=dtype)
+    ivol = torch.outer(one, one) / 3.0
+    return 3 * K * ivol + 2 * G * (torch.eye(6, dtype=dtype) - ivol)
+
+
+def j2_raw(eps, ep, alpha, C):
+    s_tr = torch.einsum("...ij,...j->...i", C, eps - ep)
+    tr = s_tr[..., 0] + s_tr[..., 1] + s_tr[..., 2]
+    t = tr / 3.0
+    z = torch.zeros_like(t)
+    dev = s_tr - torch.stack([t, t, t, z, z, z], -1)
+    q = torch.sqrt(1.5 * (dev * dev).sum(-1))
+    f = q - (SY + H * alpha)
+    dg = torch.clamp(f, min=0.0) / (3.0 * G + H)
+    n = 1.5 * dev / q.unsqueeze(-1)
+    ep_new = ep + dg.unsqueeze(-1) * n
+    alpha_new = alpha + dg
+    s = torch.einsum("...ij,...j->...i", C, eps - ep_new)
+    return s, ep_new, alpha_new
+
+
+# ----------------------------------------------------------------------------- typed
+def j2_typed(eps: SR2, ep: SR2, alpha: Scalar, C: SSR4):
+    s_tr = C.matmul(eps - ep)  # ``C @ (eps - ep)``; method form so Dynamo can trace it
+    dev = s_tr.dev()
+    q = nt.sqrt(1.5 * dev.norm_sq())
+    f = q - (SY + H * alpha)
+    dg = nt.macaulay(f) / (3.0 * G + H)
+    n = 1.5 * dev / q
+    ep_new = ep + dg * n
+    alpha_new = alpha + dg
+    s = C.matmul(eps - ep_new)
+    return s, ep_new, alpha_new
+
+
+def inputs(batch, dtype):
+    g = torch.Generator().manual_seed(0)
+    eps = torch.rand(batch, 6, generator=g, dtype=dtype) * 4e-3 - 2e-3
+    ep = torch.rand(batch, 6, generator=g, dtype=dtype) * 1e-4
+    alpha = torch.rand(batch, generator=g, dtype=dtype) * 1e-3
+    return eps, ep, alpha
+
+
+def timeit(fn, args, reps):
+    for _ in range(3):
+        fn(*args)
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn(*args)
+        ts.append(time.perf_counter() - t0)
+    return ts
+
+
+def interleaved(fa, aa, fb, ab, reps, rounds=5):
+    """Alternate the two candidates in rounds (the machine is shared: noise is bursty)."""
+    ta, tb = [], []
+    for _ in range(rounds):
+        ta += timeit(fa, aa, reps)
+        tb += timeit(fb, ab, reps)
+    return statistics.median(ta), statistics.median(tb), min(ta), min(tb)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch", type=int, default=100_000)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--out", type=Path, default=Path(__file__).with_name("results.json"))
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    dtype = torch.float64
+
+    eps, ep, alpha = inputs(args.batch, dtype)
+    C_raw = stiffness_raw(dtype)
+    raw_args = (eps, ep, alpha, C_raw)
+    typed_args = (SR2(eps), SR2(ep), Scalar(alpha), SSR4.isotropic_E_nu(E, NU, dtype=dtype))
+
+    # same results
+    r, t = j2_raw(*raw_args), j2_typed(*typed_args)
+    for a, b in zip(r, t, strict=True):
+        torch.testing.assert_close(a, b.data)
+
+    results = {
+        "case": "elasticity + J2 radial return (linear isotropic hardening), one step",
+        "batch": args.batch,
+        "dtype": str(dtype),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "machine": platform.machine(),
+        "processor": platform.processor() or platform.platform(),
+        "reps_per_round": args.reps,
+        "rounds": args.rounds,
+    }
+    med_raw, med_typed, min_raw, min_typed = interleaved(
+        j2_raw, raw_args, j2_typed, typed_args, args.reps, args.rounds
+    )
+    results["eager"] = {
+        "raw_ms_median": med_raw * 1e3,
+        "typed_ms_median": med_typed * 1e3,
+        "raw_ms_min": min_raw * 1e3,
+        "typed_ms_min": min_typed * 1e3,
+        "overhead_pct_median": (med_typed / med_raw - 1) * 100,
+        "overhead_pct_min": (min_typed / min_raw - 1) * 100,
+    }
+    print(json.dumps(results["eager"], indent=2))
+
+    if not args.no_compile:
+        craw = torch.compile(j2_raw, fullgraph=True)
+        ctyped = torch.compile(j2_typed, fullgraph=True)
+        r, t = craw(*raw_args), ctyped(*typed_args)
+        for a, b in zip(r, t, strict=True):
+            torch.testing.assert_close(a, b.data)
+        med_raw, med_typed, min_raw, min_typed = interleaved(
+            craw, raw_args, ctyped, typed_args, args.reps, args.rounds
+        )
+        results["compiled"] = {
+            "raw_ms_median": med_raw * 1e3,
+            "typed_ms_median": med_typed * 1e3,
+            "raw_ms_min": min_raw * 1e3,
+            "typed_ms_min": min_typed * 1e3,
+            "overhead_pct_median": (med_typed / med_raw - 1) * 100,
+            "overhead_pct_min": (min_typed / min_raw - 1) * 100,
+        }
+        print(json.dumps(results["compiled"], indent=2))
+
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    md = [
+        f"# {results['case']}",
+        "",
+        f"batch {args.batch}, {dtype}, {results['threads']} threads, torch {torch.__version__}",
+        "",
+        "| mode | raw torch (ms, median) | typed (ms, median) | overhead (median) |"
+        " overhead (min) |",
+        "|---|---|---|---|---|",
+    ]
+    for mode in ("eager", "compiled"):
+        if mode in results:
+            m = results[mode]
+            md.append(
+                f"| {mode} | {m['raw_ms_median']:.3f} | {m['typed_ms_median']:.3f} | "
+                f"{m['overhead_pct_median']:+.1f} % | {m['overhead_pct_min']:+.1f} % |"
+            )
+    args.out.with_suffix(".md").write_text("\n".join(md) + "\n")
+
+
+if __name__ == "__main__":
+    main()
