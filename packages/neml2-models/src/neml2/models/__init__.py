@@ -3,7 +3,11 @@
 Importing this package registers the built-in model types.
 """
 
+from neml2 import solvers as _solvers  # noqa: F401
 from neml2.models import common as _common  # noqa: F401
+from neml2.models import csv_tensors as _csv_tensors  # noqa: F401
+from neml2.models import implicit_update as _implicit_update  # noqa: F401
+from neml2.models import predictors as _predictors  # noqa: F401
 from neml2.models import solid_mechanics as _solid_mechanics  # noqa: F401
 from neml2.models._composed import ComposedModel
 from neml2.models._factory import load_input, load_model

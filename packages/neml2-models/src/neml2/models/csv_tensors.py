@@ -1,0 +1,102 @@
+"""``[Tensors]`` read from CSV columns: ``CSVScalar``, ``CSVVec``, ``CSVSR2``, ``CSVWR2``.
+
+``variable = 'stress'`` reads the columns ``stress`` (Scalar) or ``stress_<suffix>``
+with the suffixes of the type (SR2: ``xx yy zz yz xz xy``, already Mandel; WR2:
+``zy xz yx``; Vec: ``x y z``). Rows become the leading batch axis (time steps).
+``csv_file`` is relative to the input file's folder.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import torch
+
+from neml2.models._registry import register
+from neml2.models._schema import Schema, option
+from neml2.tensors import SR2, WR2, FatalError, Scalar, Vec
+
+
+class _CSVTensor:
+    SECTION = "Tensors"
+    VALUE_TYPE: type = Scalar
+    SUFFIXES: tuple[str, ...] = ()
+    fields = (
+        option("csv_file", str, doc="CSV file, relative to the input file"),
+        option("variable", str, doc="column name (prefix for multi-component types)"),
+    )
+
+    @classmethod
+    def tensor_from_hit(cls, node, ctx):
+        values = Schema.of(cls).read_hit(node, ctx)
+        where = node.param("csv_file").location
+        path = Path(values["csv_file"])
+        if not path.is_absolute():
+            path = Path(ctx.path).resolve().parent / path
+        if not path.is_file():
+            raise FatalError(f"{where}: CSV file not found: {path}")
+        with path.open(newline="") as f:
+            rows = list(csv.reader(f))
+        if not rows:
+            raise FatalError(f"{where}: {path} is empty")
+        header = [h.strip() for h in rows[0]]
+        var = values["variable"]
+        cols = [var] if not cls.SUFFIXES else [f"{var}_{s}" for s in cls.SUFFIXES]
+        missing = [c for c in cols if c not in header]
+        if missing:
+            raise FatalError(
+                f"{node.param('variable').location}: {path.name} has no column(s) "
+                f"{', '.join(missing)} (columns: {', '.join(header)})"
+            )
+        idx = [header.index(c) for c in cols]
+        data = []
+        for i, row in enumerate(rows[1:], start=2):
+            if not row:
+                continue
+            try:
+                data.append([float(row[j]) for j in idx])
+            except (ValueError, IndexError) as e:
+                raise FatalError(f"{path}:{i}: bad number in columns {', '.join(cols)}") from e
+        t = torch.tensor(data, dtype=ctx.dtype, device=ctx.device)
+        if not cls.SUFFIXES:
+            t = t[:, 0]
+        return cls.VALUE_TYPE(t)
+
+    @classmethod
+    def catalogue(cls):
+        return {
+            "type": cls.__name__,
+            "section": cls.SECTION,
+            "doc": (cls.__doc__ or "").strip(),
+            "fields": [f.catalogue() for f in Schema.of(cls).fields],
+        }
+
+
+@register()
+class CSVScalar(_CSVTensor):
+    """A Scalar per CSV row from the column ``variable``."""
+
+
+@register()
+class CSVVec(_CSVTensor):
+    """A Vec per CSV row from ``variable_x``, ``_y``, ``_z``."""
+
+    VALUE_TYPE = Vec
+    SUFFIXES = ("x", "y", "z")
+
+
+@register()
+class CSVSR2(_CSVTensor):
+    """An SR2 per CSV row from ``variable_xx ... _xy`` (Mandel components)."""
+
+    VALUE_TYPE = SR2
+    SUFFIXES = ("xx", "yy", "zz", "yz", "xz", "xy")
+
+
+@register()
+class CSVWR2(_CSVTensor):
+    """A WR2 per CSV row from ``variable_zy``, ``_xz``, ``_yx`` (axial vector)."""
+
+    VALUE_TYPE = WR2
+    SUFFIXES = ("zy", "xz", "yx")

@@ -1,0 +1,205 @@
+"""``ImplicitUpdate``: solve a nonlinear system for its unknowns, inside the graph.
+
+Given inputs ``g`` (the system model's other inputs plus the predictor's), the
+outputs are the unknowns ``u`` with ``r(u; g) = 0``, found by the configured
+Newton solver from the predictor's guess. Derivatives follow from the implicit
+function theorem, ``du/dg = -(∂r/∂u)⁻¹ ∂r/∂g``: for ``v=`` tangents (and so
+``jvp`` / ``jacobian``) one extra linear solve per seed; for autograd (parameter
+calibration) one Newton step ``u* - (∂r/∂u)⁻¹ r(u*)`` recorded on the tape.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from neml2.models._model import Model, _as_tuple, _typed
+from neml2.models._registry import register
+from neml2.models._schema import ObjectRefField, model_ref
+from neml2.solvers._layout import Layout
+from neml2.solvers.linear import SchurComplement
+from neml2.tensors import FatalError, TensorWrapper, attach
+
+_SEED = "__unknown:"
+
+
+def _batch_of(values: list[TensorWrapper]) -> tuple[int, ...]:
+    shapes = [tuple(v.batch_shape[: v.batch_ndim - v.sub_batch_ndim]) for v in values]
+    return tuple(torch.broadcast_shapes(*shapes)) if shapes else ()
+
+
+@register()
+class ImplicitUpdate(Model):
+    """Unknowns ``u`` such that ``r(u; g) = 0`` (Newton inside the graph; IFT derivatives)."""
+
+    fields = (
+        ObjectRefField("equation_system", "the [EquationSystems] block", section="EquationSystems"),
+        ObjectRefField("solver", "the [Solvers] Newton block", section="Solvers"),
+        model_ref("predictor", None, doc="model giving the initial guess of the unknowns"),
+    )
+
+    def setup(self) -> None:
+        system = self.opts["equation_system"]
+        self.system = system
+        self.solver = self.opts["solver"]
+        if not hasattr(self.solver, "solve") or not hasattr(self.solver, "check"):
+            raise self.error("is not a nonlinear solver (Newton, NewtonWithLineSearch)", "solver")
+        self.add_module("implicit_model", system.model)
+        pred = self.opts["predictor"]
+        self.predictor = pred
+        inputs = dict.fromkeys(system.givens)
+        if pred is not None:
+            extra = [o for o in pred.output_spec if o not in system.unknowns]
+            if extra:
+                raise self.error(
+                    f"predictor outputs {', '.join(extra)} are not unknowns of the system",
+                    "predictor",
+                )
+            inputs.update(dict.fromkeys(n for n in pred.input_spec if n not in system.unknowns))
+        spec = {**system.model.input_spec, **(pred.input_spec if pred is not None else {})}
+        for n in inputs:
+            self.declare_input(n, spec[n])
+        for u in system.unknowns:
+            self.declare_output(u, system.model.input_spec[u])
+        if isinstance(getattr(self.solver, "linear", None), SchurComplement):
+            self._schur = self.solver.linear
+        else:
+            self._schur = None
+
+    # ------------------------------------------------------------------ pieces
+    def _guess(self, values: dict[str, TensorWrapper]) -> dict[str, TensorWrapper]:
+        spec = self.system.model.input_spec
+        guess: dict[str, TensorWrapper] = {}
+        if self.predictor is not None:
+            outs = _as_tuple(self.predictor(*[values[n] for n in self.predictor.input_spec]))
+            guess.update(zip(self.predictor.output_spec, outs, strict=True))
+        ref = next(iter(values.values()), None)
+        dtype = ref.dtype if ref is not None else self.dtype
+        device = ref.device if ref is not None else self.device
+        for u in self.system.unknowns:
+            if u not in guess:
+                typ = spec[u]
+                guess[u] = typ(torch.zeros(typ.BASE_SHAPE, dtype=dtype, device=device))
+            else:
+                guess[u] = _typed(guess[u], spec[u]).primal()
+        return guess
+
+    def _call(self, values: dict[str, TensorWrapper], v=None):
+        m = self.system.model
+        args = [values[n] for n in m.input_spec]
+        return m(*args, v=v) if v is not None else m(*args)
+
+    def _layouts(self, given, guess):
+        """Unknown and residual layouts and the batch shape, from one residual evaluation."""
+        outs = _as_tuple(self._call({**given, **guess}))
+        res = dict(zip(self.system.model.output_spec, outs, strict=True))
+        residuals = {r: res[r] for r in self.system.residuals}
+        batch = _batch_of([*given.values(), *guess.values(), *residuals.values()])
+        shaped = {}
+        for u, r in zip(self.system.unknowns, self.system.residuals, strict=True):
+            shaped[u] = (
+                guess[u]
+                if guess[u].sub_batch_ndim >= residuals[r].sub_batch_ndim
+                else (
+                    type(guess[u])(
+                        guess[u].data.expand(
+                            *guess[u].batch_shape[: guess[u].batch_ndim - guess[u].sub_batch_ndim],
+                            *residuals[r].batch_shape[
+                                residuals[r].batch_ndim - residuals[r].sub_batch_ndim :
+                            ],
+                            *guess[u].base_shape,
+                        ),
+                        residuals[r].sub_batch_ndim,
+                    )
+                )
+            )
+        ulay = Layout.of(shaped, self.system.unknowns)
+        rlay = Layout.of(residuals, self.system.residuals)
+        if rlay.size != ulay.size:
+            raise self.error(
+                f"the system has {rlay.size} residual entries but {ulay.size} unknown entries "
+                "per point"
+            )
+        return ulay, rlay, batch, shaped
+
+    def _residual_fn(self, given, ulay, rlay, batch):
+        names = list(given)
+        kinds = [(type(given[n]), given[n].sub_batch_ndim) for n in names]
+
+        def fn(u, *datas):
+            vals = {n: k(d, s) for n, (k, s), d in zip(names, kinds, datas, strict=True)}
+            vals.update(ulay.unflatten(u))
+            seeds = ulay.seeds(u.dtype, u.device)
+            v = {n: {_SEED + n: seeds[n]} for n in ulay.names}
+            *outs, v_out = self._call(vals, v)
+            res = dict(zip(self.system.model.output_spec, outs, strict=True))
+            r = rlay.flatten({n: res[n] for n in rlay.names}, batch)
+            rt = {rn: v_out[rn] for rn in rlay.names}
+            J = rlay.block_rows(rt, ulay, batch, u, prefix=_SEED)
+            return r, J
+
+        return fn, tuple(given[n].data for n in names)
+
+    def _solve(self, values: dict[str, TensorWrapper]):
+        """Primal solve: the typed unknowns at the solution, plus layouts for derivatives."""
+        given = {n: values[n].primal() for n in self.system.givens}
+        guess = self._guess({n: values[n].primal() for n in values})
+        ulay, rlay, batch, shaped = self._layouts(given, guess)
+        if self._schur is not None:
+            g0 = self.system.unknown_groups[self._schur.opts["unknown_primary_group"]]
+            self._schur.split(sum(s.size for s in ulay.slots if s.name in g0))
+        fn, datas = self._residual_fn(given, ulay, rlay, batch)
+        u0 = ulay.flatten(shaped, batch)
+        with torch.no_grad():
+            res = self.solver.solve(fn, u0.detach(), *[d.detach() for d in datas])
+        if not (torch.compiler.is_compiling() or torch.compiler.is_exporting()):
+            self.solver.check(res, self._label())
+        u = res.u
+        if torch.is_grad_enabled() and (
+            any(p.requires_grad for p in self.parameters()) or any(d.requires_grad for d in datas)
+        ):
+            # one recorded Newton step: its gradient is the implicit-function derivative
+            r, J = fn(u, *datas)
+            u = u - self.solver.linear.solve(J.detach(), r)
+        return ulay.unflatten(u), ulay, rlay, batch
+
+    # ------------------------------------------------------------------ calls
+    def forward(self, *inputs):
+        values = dict(zip(self.input_spec, inputs, strict=True))
+        u, *_ = self._solve(values)
+        out = tuple(u[n] for n in self.output_spec)
+        return out if len(out) != 1 else out[0]
+
+    def _forward_tangents(self, f, args, v, v2):
+        if v2 is not None:
+            raise FatalError(
+                f"{self._label()}: second-order tangents through an implicit update are not "
+                "supported"
+            )
+        v = v or {}
+        values = {n: _typed(x, t) for (n, t), x in zip(self.input_spec.items(), args, strict=True)}
+        u, ulay, rlay, batch = self._solve(values)
+        # linearize the residual at the solution: unknown seeds + the caller's tangents
+        vals = {n: attach(values[n].primal(), v.get(n)) for n in self.system.givens}
+        vals.update(u)
+        seeds = ulay.seeds(next(iter(u.values())).dtype, next(iter(u.values())).device)
+        vv = {n: v[n] for n in self.system.givens if n in v}
+        vv.update({n: {_SEED + n: seeds[n]} for n in ulay.names})
+        *outs, v_res = self._call({k: x.primal() for k, x in vals.items()}, vv)
+        like = next(iter(u.values())).data
+        A = rlay.block_rows(v_res, ulay, batch, like, prefix=_SEED)
+        leaves: dict[str, int] = {}
+        for n in self.system.givens:
+            for leaf, d in v.get(n, {}).items():
+                k = d.data.shape[0] if isinstance(d, TensorWrapper) else torch.as_tensor(d).shape[0]
+                leaves.setdefault(leaf, k)
+        v_out: dict[str, dict[str, TensorWrapper]] = {n: {} for n in self.output_spec}
+        for leaf, k in leaves.items():
+            rhs = rlay.tangent_rows(v_res, leaf, k, batch, like)
+            if rhs is None:
+                continue
+            du = -self.solver.linear.solve(A.unsqueeze(0).expand(k, *A.shape), rhs)
+            for name, t in ulay.unflatten(du).items():
+                v_out[name][leaf] = t
+        prim = tuple(u[n] for n in self.output_spec)
+        del outs
+        return (*prim, v_out)

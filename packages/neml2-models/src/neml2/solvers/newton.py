@@ -1,0 +1,193 @@
+"""Newton's method (optionally with a backtracking line search) over a batch of systems.
+
+The loop is written once with ``torch._higher_order_ops.while_loop`` (a
+data-dependent stop), so the same code runs eagerly, under ``torch.compile`` and
+inside an exported graph. Convergence is judged per batch point:
+``‖r‖ < abs_tol`` or ``‖r‖ / ‖r0‖ < rel_tol``; a non-finite residual never counts
+as converged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch._higher_order_ops import while_loop
+
+from neml2.models._registry import register
+from neml2.models._schema import Schema, option
+from neml2.solvers.linear import DenseLU, LinearSolver
+from neml2.tensors import ConvergenceError
+
+#: ``fn(u, *args) -> (r, J)``: residual ``(*B, n)`` and Jacobian ``(*B, n, n)`` at ``u``.
+ResidualFn = Callable[..., tuple[torch.Tensor, torch.Tensor]]
+
+
+@dataclass
+class NewtonResult:
+    """The solution and the per-point status of a batched Newton solve."""
+
+    u: torch.Tensor
+    iterations: torch.Tensor  # () int64
+    converged: torch.Tensor  # (*B,) bool
+    residual_norm: torch.Tensor  # (*B,)
+    initial_norm: torch.Tensor  # (*B,)
+
+
+def _tracing() -> bool:
+    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
+
+
+def run_loop(cond, body, state: tuple):
+    """``while cond(*state): state = body(*state)``.
+
+    Traced (torch.compile / torch.export): the ``while_loop`` higher-order op,
+    so the data-dependent loop lives inside the graph. Eager: the same two
+    functions in a Python loop (eager ``while_loop`` would re-trace them on
+    every call).
+    """
+    if _tracing():
+
+        def body_no_alias(*s):
+            out = body(*s)
+            # while_loop outputs may not alias its inputs
+            return tuple(o.clone() if any(o is x for x in s) else o for o in out)
+
+        return while_loop(cond, body_no_alias, state)
+    while bool(cond(*state)):
+        state = body(*state)
+    return state
+
+
+def _converged(nr, nr0, atol, rtol):
+    return torch.isfinite(nr) & ((nr < atol) | (nr < rtol * nr0))
+
+
+@register()
+class Newton:
+    """Newton-Raphson: ``u ← u - J(u)⁻¹ r(u)`` until every point converges."""
+
+    SECTION = "Solvers"
+    fields = (
+        option("abs_tol", float, 1e-10, doc="absolute tolerance on the residual norm"),
+        option("rel_tol", float, 1e-8, doc="tolerance on the residual norm relative to the first"),
+        option("max_its", int, 25, doc="maximum number of iterations"),
+        option("linear_solver", str, "", doc="[Solvers] block of the linear solver (DenseLU)"),
+        option("verbose", bool, False, doc="print the residual norm per iteration"),
+    )
+    hit_name: str | None = None
+
+    def __init__(self, linear: LinearSolver | None = None, **values):
+        self.opts = Schema.of(type(self)).fill_defaults(values, type(self).__name__)
+        self.linear = linear or DenseLU()
+
+    @classmethod
+    def from_hit(cls, node, ctx):
+        values = Schema.of(cls).read_hit(node, ctx)
+        linear = None
+        if values.get("linear_solver"):
+            p = node.param("linear_solver")
+            linear = ctx.object("Solvers", values["linear_solver"], p.location)
+            if not isinstance(linear, LinearSolver):
+                raise ctx_error(p, f"'{values['linear_solver']}' is not a linear solver")
+        return cls(linear=linear, **values)
+
+    @classmethod
+    def catalogue(cls):
+        return {
+            "type": cls.__name__,
+            "section": cls.SECTION,
+            "doc": (cls.__doc__ or "").strip(),
+            "fields": [f.catalogue() for f in Schema.of(cls).fields],
+        }
+
+    # ------------------------------------------------------------------ the loop
+    def _step(self, fn, u, r, J, args):
+        du = self.linear.solve(J, -r)
+        u = u + du
+        r, J = fn(u, *args)
+        return u, r, J
+
+    def solve(self, fn: ResidualFn, u0: torch.Tensor, *args: torch.Tensor) -> NewtonResult:
+        """Solve ``r(u) = 0`` from ``u0`` (``(*B, n)``); *args* are passed through to *fn*."""
+        atol, rtol = self.opts["abs_tol"], self.opts["rel_tol"]
+        max_its = self.opts["max_its"]
+        r0, J0 = fn(u0, *args)
+        nr0 = torch.linalg.vector_norm(r0, dim=-1)
+        it0 = torch.zeros((), dtype=torch.int64, device=u0.device)
+
+        def cond(it, u, r, J, nr0, *args):
+            nr = torch.linalg.vector_norm(r, dim=-1)
+            return (it < max_its) & ~_converged(nr, nr0, atol, rtol).all()
+
+        verbose = self.opts["verbose"] and not _tracing()
+
+        def body(it, u, r, J, nr0, *args):
+            u, r, J = self._step(fn, u, r, J, args)
+            if verbose:
+                nr = torch.linalg.vector_norm(r, dim=-1)
+                print(f"  Newton it {int(it) + 1}: max |r| = {float(nr.max()):.3e}")
+            return (it + 1, u, r, J, nr0, *args)
+
+        it, u, r, _, *_ = run_loop(cond, body, (it0, u0, r0, J0, nr0, *args))
+        nr = torch.linalg.vector_norm(r, dim=-1)
+        return NewtonResult(u, it, _converged(nr, nr0, atol, rtol), nr, nr0)
+
+    def check(self, res: NewtonResult, what: str) -> None:
+        """Raise a ConvergenceError naming the failed points, worst residual and iterations."""
+        if bool(res.converged.all()):
+            return
+        failed = int((~res.converged).sum())
+        total = res.converged.numel()
+        nr = torch.where(torch.isfinite(res.residual_norm), res.residual_norm, torch.inf)
+        raise ConvergenceError(
+            f"{what}: Newton did not converge at {failed} of {total} points after "
+            f"{int(res.iterations)} iterations; worst residual norm {float(nr.max()):.3e} "
+            f"(abs_tol {self.opts['abs_tol']:g}, rel_tol {self.opts['rel_tol']:g}, "
+            f"max_its {self.opts['max_its']})"
+        )
+
+
+@register()
+class NewtonWithLineSearch(Newton):
+    """Newton with a backtracking line search on ``‖r‖²``.
+
+    The step ``α du`` is cut by ``linesearch_cutback`` until
+    ``‖r(u + α du)‖² ≤ (1 - 2 c α) ‖r(u)‖²`` (``c = linesearch_stopping_criteria``)
+    or ``max_linesearch_iterations`` cuts were made; each point picks its own ``α``.
+    """
+
+    fields = (
+        option("max_linesearch_iterations", int, 10, doc="maximum number of step cuts"),
+        option("linesearch_cutback", float, 2.0, doc="factor dividing the step at each cut"),
+        option("linesearch_stopping_criteria", float, 1e-3, doc="sufficient-decrease constant"),
+    )
+
+    def _step(self, fn, u, r, J, args):
+        du = self.linear.solve(J, -r)
+        c = self.opts["linesearch_stopping_criteria"]
+        cut = self.opts["linesearch_cutback"]
+        nr2 = (r * r).sum(-1)
+        alpha = torch.ones_like(nr2)
+        u_try = u + du
+        r_try, J_try = fn(u_try, *args)
+        for _ in range(self.opts["max_linesearch_iterations"]):
+            ok = (r_try * r_try).sum(-1) <= (1.0 - 2.0 * c * alpha) * nr2
+            ok = ok | ~torch.isfinite(nr2)
+            if not _tracing() and bool(ok.all()):
+                break
+            alpha = torch.where(ok, alpha, alpha / cut)
+            u_new = u + alpha.unsqueeze(-1) * du
+            r_new, J_new = fn(u_new, *args)
+            keep = ok.unsqueeze(-1)
+            u_try = torch.where(keep, u_try, u_new)
+            r_try = torch.where(keep, r_try, r_new)
+            J_try = torch.where(keep.unsqueeze(-1), J_try, J_new)
+        return u_try, r_try, J_try
+
+
+def ctx_error(p, message):
+    from neml2.tensors import FatalError
+
+    return FatalError(f"{p.location}: {message}")
