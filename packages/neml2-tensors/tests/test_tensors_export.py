@@ -106,3 +106,17 @@ def test_compile_sub_batch_second_order():
     got, ref = cf(a, b), f(a, b)
     torch.testing.assert_close(got.data, ref.data)
     torch.testing.assert_close(got.tangents2[("a", "a")], ref.tangents2[("a", "a")])
+
+
+@pytest.mark.slow
+def test_export_handles_matmul_operator():
+    class M(torch.nn.Module):
+        def forward(self, e):
+            return SSR4.isotropic_E_nu(100.0, 0.3, dtype=F64) @ e
+
+    e = SR2(torch.rand(4, 6, dtype=F64))
+    shapes = torch.export.ShapesCollection()
+    shapes[e.data] = {0: torch.export.Dim("b", min=1)}
+    ep = torch.export.export(M(), (e,), dynamic_shapes=shapes)
+    x = SR2(torch.rand(1, 6, dtype=F64))
+    torch.testing.assert_close(ep.module()(x).data, M()(x).data)
