@@ -19,6 +19,9 @@ from neml2.models.solid_mechanics.plasticity import (
     LinearIsotropicHardening,
     LinearKinematicHardening,
     PerzynaPlasticFlowRate,
+    PowerLawIsotropicHardeningStaticRecovery,
+    PowerLawKinematicHardeningStaticRecovery,
+    SlopeSaturationVoceIsotropicHardening,
     VoceIsotropicHardening,
     YieldFunction,
 )
@@ -205,6 +208,49 @@ def test_perzyna_promoted_exponent_derivative():
         m.forward({"yield_function": f, "n": n})["flow_rate"], (f / 100.0) ** n
     )
     _check_jacobian(m, {"yield_function": f, "n": n})
+
+
+def test_slope_saturation_voce():
+    g = _rand(*B, seed=30).abs()
+    h = _rand(*B, seed=31, scale=20.0)
+    m = SlopeSaturationVoceIsotropicHardening(
+        saturated_hardening=-80.0, initial_hardening_rate=500.0
+    )
+    assert m.output_names == ["isotropic_hardening_rate"]
+    ins = {"flow_rate": g, "isotropic_hardening": h}
+    want = -1.0 * 500.0 * (1.0 - h / -80.0) * g
+    torch.testing.assert_close(m.forward(ins)["isotropic_hardening_rate"], want)
+    _check_jacobian(m, ins)
+    m = SlopeSaturationVoceIsotropicHardening(
+        saturated_hardening=80.0, initial_hardening_rate="theta0", isotropic_hardening="k"
+    )
+    assert m.input_names == ["flow_rate", "k", "theta0"] and m.output_names == ["k_rate"]
+    ins = {"flow_rate": g, "k": h, "theta0": h.abs() + 1.0}
+    _check_jacobian(m, ins)
+
+
+def test_power_law_static_recovery():
+    h = _rand(*B, seed=32, scale=20.0)
+    m = PowerLawIsotropicHardeningStaticRecovery(tau=30.0, n=2.5)
+    assert m.output_names == ["isotropic_hardening_recovery_rate"]
+    got = m.forward({"isotropic_hardening": h})["isotropic_hardening_recovery_rate"]
+    torch.testing.assert_close(got, -((h.abs() / 30.0) ** 1.5) * h / 30.0)
+    _check_jacobian(m, {"isotropic_hardening": h})
+    zero = torch.zeros(2, dtype=F64)
+    out, jac = m.jacobian({"isotropic_hardening": zero})
+    assert torch.isfinite(jac["isotropic_hardening_recovery_rate"]["isotropic_hardening"]).all()
+    torch.testing.assert_close(out["isotropic_hardening_recovery_rate"], zero)
+
+    X = _rand(*B, 6, seed=33, scale=50.0)
+    m = PowerLawKinematicHardeningStaticRecovery(tau=40.0, n=3.0, back_stress="X2")
+    assert m.output_names == ["X2_recovery_rate"]
+    s = torch.sqrt((X * X).sum(-1, keepdim=True) + torch.finfo(F64).eps)
+    torch.testing.assert_close(
+        m.forward({"X2": X})["X2_recovery_rate"], -((s / 40.0) ** 2.0) * X / 40.0
+    )
+    _check_jacobian(m, {"X2": X})
+    m = PowerLawKinematicHardeningStaticRecovery(tau=1.0, n=2.0, back_stress_rate="Xr")
+    assert m.output_names == ["Xr"]
 
 
 def test_sub_batched_hardening():

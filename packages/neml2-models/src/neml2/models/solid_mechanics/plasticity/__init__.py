@@ -16,12 +16,15 @@ from neml2.models.solid_mechanics.plasticity.flow import (
 )
 from neml2.models.solid_mechanics.plasticity.isotropic_hardening import (
     LinearIsotropicHardening,
+    PowerLawIsotropicHardeningStaticRecovery,
+    SlopeSaturationVoceIsotropicHardening,
     VoceIsotropicHardening,
 )
 from neml2.models.solid_mechanics.plasticity.kinematic_hardening import (
     ChabochePlasticHardening,
     FredrickArmstrongPlasticHardening,
     LinearKinematicHardening,
+    PowerLawKinematicHardeningStaticRecovery,
 )
 from neml2.models.solid_mechanics.plasticity.mandel_stress import IsotropicMandelStress
 from neml2.models.solid_mechanics.plasticity.normality import Normality
@@ -39,6 +42,9 @@ __all__ = [
     "LinearKinematicHardening",
     "Normality",
     "PerzynaPlasticFlowRate",
+    "PowerLawIsotropicHardeningStaticRecovery",
+    "PowerLawKinematicHardeningStaticRecovery",
+    "SlopeSaturationVoceIsotropicHardening",
     "VoceIsotropicHardening",
     "YieldFunction",
     "flow",

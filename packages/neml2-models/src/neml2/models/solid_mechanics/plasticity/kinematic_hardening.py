@@ -7,6 +7,7 @@ import torch
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
+from neml2.models.solid_mechanics.plasticity._naming import default_output_name
 from neml2.tensors import SR2, Scalar
 
 
@@ -48,11 +49,7 @@ class FredrickArmstrongPlasticHardening(Model):
     )
 
     def setup(self) -> None:
-        if not self.opts["back_stress_rate"]:
-            self.output_spec.pop("", None)
-            name = self.var["back_stress"] + "_rate"
-            self.declare_output(name, SR2)
-            self.var["back_stress_rate"] = name
+        default_output_name(self, "back_stress_rate", "back_stress", "_rate")
 
     def _dynamic(self, flow_rate: Scalar, flow_direction: SR2, back_stress: SR2) -> SR2:
         C, g = self.param("C"), self.param("g")
@@ -82,3 +79,34 @@ class ChabochePlasticHardening(FredrickArmstrongPlasticHardening):
         A, a = self.param("A"), self.param("a")
         recovery = A * s ** (a - 1.0) * back_stress
         return self._dynamic(flow_rate, flow_direction, back_stress) - recovery
+
+
+@register()
+class PowerLawKinematicHardeningStaticRecovery(Model):
+    """Power-law static recovery of a back stress, ``Ẋ = -(‖X‖/τ)^(n-1) X/τ``.
+
+    ``τ`` is the recovery rate and ``n`` the recovery exponent;
+    ``‖X‖ = sqrt(X:X + ε)`` with the machine epsilon ``ε`` of the dtype. The
+    output name defaults to the back stress name with ``_recovery_rate``
+    appended. Shapes: ``(*B, 6)``.
+    """
+
+    fields = (
+        input("back_stress", SR2, doc="back stress X"),
+        output(
+            "back_stress_rate",
+            SR2,
+            "",
+            doc="back stress recovery rate (default: <back_stress>_recovery_rate)",
+        ),
+        parameter("tau", Scalar, doc="static recovery rate τ"),
+        parameter("n", Scalar, doc="static recovery exponent n"),
+    )
+
+    def setup(self) -> None:
+        default_output_name(self, "back_stress_rate", "back_stress", "_recovery_rate")
+
+    def forward(self, back_stress: SR2) -> SR2:
+        tau, n = self.param("tau"), self.param("n")
+        s = back_stress.norm(torch.finfo(back_stress.dtype).eps)
+        return -((s / tau) ** (n - 1.0) / tau) * back_stress
