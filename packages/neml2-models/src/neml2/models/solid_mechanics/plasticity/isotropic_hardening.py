@@ -7,7 +7,7 @@ import torch
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
-from neml2.models.solid_mechanics.plasticity._naming import default_output_name
+from neml2.models.solid_mechanics.plasticity._util import constant, default_output_name
 from neml2.tensors import Scalar, exp, where
 from neml2.tensors import abs as abs_
 
@@ -109,5 +109,5 @@ class PowerLawIsotropicHardeningStaticRecovery(Model):
         tau, n = self.param("tau"), self.param("n")
         h = isotropic_hardening
         nonzero = abs_(h) > 0.0
-        ratio = where(nonzero, abs_(h) / tau, 1.0)  # keep log(0) out of the tangents
-        return where(nonzero, -(ratio ** (n - 1.0)) * h / tau, 0.0)
+        ratio = where(nonzero, abs_(h) / tau, constant(h, 1.0))  # keep log(0) out of the tangents
+        return where(nonzero, -(ratio ** (n - 1.0)) * h / tau, constant(h, 0.0))

@@ -7,7 +7,7 @@ import torch
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
-from neml2.models.solid_mechanics.plasticity._naming import default_output_name
+from neml2.models.solid_mechanics.plasticity._util import default_output_name
 from neml2.tensors import SR2, Scalar
 
 
