@@ -110,7 +110,7 @@ class Model(torch.nn.Module):
         self.setup()
         for f in schema.fields:
             if isinstance(f, ParameterField) and f.name not in self._param_meta:
-                if f.name not in self._promoted_of and not f.many:
+                if f.name not in self._promoted_of and not f.many and self.opts[f.name] is not None:
                     self.declare_parameter(f.name, f.type, self.opts[f.name], buffer=f.buffer)
 
     # ------------------------------------------------------------------ authoring
@@ -320,7 +320,7 @@ class Model(torch.nn.Module):
                     )
                 else:
                     t = d.data.expand(d.data.shape[0], *o.data.shape)
-                    block = t.movedim(0, -1).reshape(*o.data.shape, *in_base)
+                    block = t.movedim(0, -1).reshape((*o.data.shape, *in_base))
                 jac[n][i] = block
         return out, jac
 

@@ -17,14 +17,24 @@ from neml2.models._registry import register
 from neml2.models._schema import ObjectRefField, model_ref
 from neml2.solvers._layout import Layout
 from neml2.solvers.linear import SchurComplement
-from neml2.tensors import FatalError, TensorWrapper, attach
+from neml2.tensors import FatalError, TensorWrapper, attach, seed, tangents_of
 
 _SEED = "__unknown:"
 
 
 def _batch_of(values: list[TensorWrapper]) -> tuple[int, ...]:
-    shapes = [tuple(v.batch_shape[: v.batch_ndim - v.sub_batch_ndim]) for v in values]
-    return tuple(torch.broadcast_shapes(*shapes)) if shapes else ()
+    """Broadcast dynamic-batch shape of *values* (right-aligned, like torch)."""
+    out: list[int] = []
+    for v in values:
+        shape = tuple(v.batch_shape[: v.batch_ndim - v.sub_batch_ndim])
+        if len(shape) > len(out):
+            out = [1] * (len(shape) - len(out)) + out
+        for i, n in enumerate(shape, start=len(out) - len(shape)):
+            if out[i] == 1:
+                out[i] = n
+            elif n not in (1, out[i]):
+                raise FatalError(f"batch shapes {tuple(out)} and {shape} do not broadcast")
+    return tuple(out)
 
 
 @register()
@@ -165,41 +175,37 @@ class ImplicitUpdate(Model):
     # ------------------------------------------------------------------ calls
     def forward(self, *inputs):
         values = dict(zip(self.input_spec, inputs, strict=True))
-        u, *_ = self._solve(values)
-        out = tuple(u[n] for n in self.output_spec)
-        return out if len(out) != 1 else out[0]
-
-    def _forward_tangents(self, f, args, v, v2):
-        if v2 is not None:
+        u, ulay, rlay, batch = self._solve(values)
+        if any(x.tangents2 is not None for x in values.values()):
             raise FatalError(
                 f"{self._label()}: second-order tangents through an implicit update are not "
                 "supported"
             )
-        v = v or {}
-        values = {n: _typed(x, t) for (n, t), x in zip(self.input_spec.items(), args, strict=True)}
-        u, ulay, rlay, batch = self._solve(values)
-        # linearize the residual at the solution: unknown seeds + the caller's tangents
-        vals = {n: attach(values[n].primal(), v.get(n)) for n in self.system.givens}
-        vals.update(u)
-        seeds = ulay.seeds(next(iter(u.values())).dtype, next(iter(u.values())).device)
-        vv = {n: v[n] for n in self.system.givens if n in v}
-        vv.update({n: {_SEED + n: seeds[n]} for n in ulay.names})
-        *outs, v_res = self._call({k: x.primal() for k, x in vals.items()}, vv)
+        if any(x.tangents for x in values.values()):
+            u = self._with_tangents(values, u, ulay, rlay, batch)
+        out = tuple(u[n] for n in self.output_spec)
+        return out if len(out) != 1 else out[0]
+
+    def _with_tangents(self, values, u, ulay, rlay, batch):
+        """Attach ``du = -(∂r/∂u)⁻¹ (∂r/∂g · dg)`` for every tangent the inputs carry."""
         like = next(iter(u.values())).data
+        seeds = ulay.seeds(like.dtype, like.device)
+        vals = {n: values[n] for n in self.system.givens}
+        vals.update({n: seed(u[n], _SEED + n, seeds[n]) for n in ulay.names})
+        outs = _as_tuple(self._call(vals))
+        res = dict(zip(self.system.model.output_spec, outs, strict=True))
+        v_res = {r: tangents_of(res[r]) for r in rlay.names}
         A = rlay.block_rows(v_res, ulay, batch, like, prefix=_SEED)
         leaves: dict[str, int] = {}
         for n in self.system.givens:
-            for leaf, d in v.get(n, {}).items():
-                k = d.data.shape[0] if isinstance(d, TensorWrapper) else torch.as_tensor(d).shape[0]
-                leaves.setdefault(leaf, k)
-        v_out: dict[str, dict[str, TensorWrapper]] = {n: {} for n in self.output_spec}
+            for leaf, t in (values[n].tangents or {}).items():
+                leaves.setdefault(leaf, t.shape[0])
+        tangents: dict[str, dict[str, TensorWrapper]] = {n: {} for n in ulay.names}
         for leaf, k in leaves.items():
             rhs = rlay.tangent_rows(v_res, leaf, k, batch, like)
             if rhs is None:
                 continue
             du = -self.solver.linear.solve(A.unsqueeze(0).expand(k, *A.shape), rhs)
             for name, t in ulay.unflatten(du).items():
-                v_out[name][leaf] = t
-        prim = tuple(u[n] for n in self.output_spec)
-        del outs
-        return (*prim, v_out)
+                tangents[name][leaf] = t
+        return {n: attach(u[n], tangents[n]) if tangents[n] else u[n] for n in ulay.names}
