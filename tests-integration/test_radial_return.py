@@ -306,7 +306,8 @@ def test_non_convergence_is_a_convergence_error(input_file, tmp_path):
             "driver",
             *overrides,
             "Tensors/times/expr='Scalar(torch.tensor([[0.0], [1.0]]))'",
-            "Tensors/strains/expr='SR2(torch.tensor([[[0.0] * 6], [[0.5, -0.25, -0.25, 0, 0, 0]]]))'",
+            "Tensors/strains/expr='SR2(torch.tensor([[[0.0] * 6], [[0.5, -0.25, -0.25, 0, 0, "
+            "0]]]))'",
         ],
         capture_output=True,
         text=True,
