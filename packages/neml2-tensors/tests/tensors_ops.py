@@ -350,6 +350,12 @@ OPS: list[Op] = [
     ),
     # ---------------------------------------------------------------- Tensor
     Op(
+        "tensor_matmul",
+        [Tensor, Tensor],
+        lambda a, b: a @ b.transpose(),
+        lambda a, b: a @ np.swapaxes(b, -1, -2),
+    ),
+    Op(
         "tensor_elementwise",
         [Tensor, Tensor],
         lambda a, b: a * b + a / (b * b + 1.0),

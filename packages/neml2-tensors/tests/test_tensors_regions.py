@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 from tensors_ops import make_input
-from tensors_testing import check_tangents
+from tensors_testing import check_tangents, region_shapes
 
 import neml2.tensors as nt
 from neml2.tensors import SR2, Scalar, ShapeError, Tensor, Vec
@@ -153,3 +155,26 @@ def test_factories():
     t = Tensor.zeros((2,), (3, 4))
     assert t.base_shape == (3, 4) and t.batch_shape == (2,)
     assert (Tensor.identity(3) @ Tensor(torch.ones(3), 1)).data.tolist() == [1.0, 1.0, 1.0]
+
+
+@given(data=st.data())
+def test_region_ops_random_shapes(data):
+    dyn, sub = data.draw(region_shapes(max_dyn=2, max_sub=2))
+    x = make_input(SR2, dyn, sub, F64, 7)
+    a = x.data.numpy()
+    d, s = len(dyn), len(sub)
+    # expand the dynamic region by a new leading axis
+    y = x.dynamic_batch.expand(2, *dyn)
+    assert y.sub_batch_ndim == s
+    np.testing.assert_array_equal(y.data.numpy(), np.broadcast_to(a, (2, *a.shape)))
+    # unsqueeze at the start of the sub-batch region
+    z = x.sub_batch.unsqueeze(0)
+    assert z.sub_batch_ndim == s + 1
+    np.testing.assert_array_equal(z.data.numpy(), np.expand_dims(a, d))
+    # sums over each region
+    np.testing.assert_allclose(x.sub_batch.sum().data.numpy(), a.sum(tuple(range(d, d + s))))
+    np.testing.assert_allclose(x.dynamic_batch.sum().data.numpy(), a.sum(tuple(range(d))))
+    np.testing.assert_allclose(x.batch.mean().data.numpy(), a.mean(tuple(range(d + s))))
+    # retag moves the boundary, not the data
+    r = x.sub_batch.retag(d + s)
+    assert r.dynamic_ndim == 0 and r.data is x.data

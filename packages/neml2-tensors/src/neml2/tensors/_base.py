@@ -466,6 +466,10 @@ class TensorWrapper:
 
     __hash__ = object.__hash__
 
+    def __bool__(self) -> bool:
+        """Truth value of a one-element value (``if f > 0`` on a batch raises, like torch)."""
+        return bool(self.data)
+
 
 def _scale(x: TensorWrapper, s: TensorWrapper, reciprocal: bool = False):
     """``s * x`` (or ``x / s``) for a Scalar ``s`` and any typed ``x``."""

@@ -78,6 +78,14 @@ class Tensor(TensorWrapper):
         dtype = dtype or torch.get_default_dtype()
         return cls(torch.eye(n, dtype=dtype, device=device), 2)
 
+    def transpose(self, d0: int = -2, d1: int = -1):
+        """Swap two base axes (base-relative, negative from the end)."""
+        nb = self.base_ndim
+        for d in (d0, d1):
+            if not -nb <= d < 0:
+                raise ShapeError(f"Tensor.transpose: base axis {d} out of range for base {nb}")
+        return self._lin(lambda x: x.transpose(d0, d1))
+
     def matmul(self, other):
         if not isinstance(other, Tensor):
             return super().matmul(other)
