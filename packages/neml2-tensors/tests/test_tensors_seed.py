@@ -75,3 +75,18 @@ def test_primal_drops_tangents():
     e = nt.seed(SR2.zeros(), "e", second_order=True)
     assert e.has_tangents and not e.primal().has_tangents
     assert e.tangent("nope") is None and e.tangent2("e", "e") is None
+
+
+def test_jacobian_block_layout():
+    B = 3
+    e = nt.seed(SR2(torch.rand(B, 6, dtype=F64)), "e")
+    C = SSR4(torch.rand(6, 6, dtype=F64))
+    s = C @ e
+    J = nt.jacobian_block(s, "e", (6,))
+    assert isinstance(J, nt.Tensor) and J.shape == (B, 6, 6) and J.base_ndim == 2
+    torch.testing.assert_close(J.data, C.data.expand(B, 6, 6))
+    q = s.norm_sq()
+    Jq = nt.jacobian_block(q, "e")
+    assert Jq.shape == (B, 6) and Jq.base_ndim == 1
+    assert nt.jacobian_block(q, "other") is None
+    assert float(Scalar(2.5)) == 2.5

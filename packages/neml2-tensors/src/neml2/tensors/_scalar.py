@@ -27,3 +27,6 @@ class Scalar(TensorWrapper, FactoryMixin):
 
     def item(self) -> float:
         return self.data.item()
+
+    def __float__(self) -> float:
+        return float(self.data)

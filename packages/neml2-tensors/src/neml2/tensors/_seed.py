@@ -131,3 +131,21 @@ def tangents2_of(value: TensorWrapper) -> dict[str, dict[str, TensorWrapper]]:
     for (a, b), t in (value.tangents2 or {}).items():
         out.setdefault(a, {})[b] = tangent_wrapper(value, t, 2)
     return out
+
+
+def jacobian_block(value: TensorWrapper, leaf: str, in_base_shape=None):
+    """Jacobian block ``d value / d leaf`` as a ``Tensor (*batch; *out_base, *in_base)``.
+
+    For a leaf seeded with the identity (:func:`seed` without direction, ``K =
+    prod(in_base)``). ``None`` when the block is a structural zero.
+    """
+    from neml2.tensors._tensor import Tensor
+
+    if value.tangents is None or leaf not in value.tangents:
+        return None
+    t = value.tangents[leaf]
+    k = t.shape[0]
+    in_base = (k,) if in_base_shape is None else tuple(in_base_shape)
+    full = expand_full(t, 1, value.data.shape).movedim(0, -1)
+    full = full.reshape(*value.data.shape, *in_base)
+    return Tensor(full, value.base_ndim + len(in_base), value.sub_batch_ndim)
