@@ -55,7 +55,7 @@ def _python(session: nox.Session) -> str:
 @nox.parametrize("package", PACKAGES)
 def tests(session: nox.Session, package: str) -> None:
     """Run one package's tests with only that package's declared dependencies."""
-    _sync(session, "--package", package)
+    _sync(session, "--package", package, "--all-extras")
     tests_dir = ROOT / "packages" / package / "tests"
     session.run("python", "-m", "pytest", str(tests_dir), "-q", *session.posargs)
 

@@ -44,17 +44,52 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("input", help="HIT input file")
     p.add_argument("driver", help="name of a block under [Drivers]")
     p.add_argument("overrides", nargs="*", help="HIT overrides, e.g. Models/elasticity/E=2e5")
+    p.add_argument("--plot", metavar="PNG", help="write a plot of the transient result")
+    p.add_argument(
+        "--plot-outputs",
+        metavar="VARS",
+        default="",
+        help="comma-separated outputs to plot, 'name' or 'name[i]' (default: the first three)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary line")
     a = p.parse_args(argv)
 
     def body() -> int:
+        from neml2.drivers.transient import TransientDriver
+
         ctx = InputFile(parse_input(a.input, a.overrides), a.input)
         if ctx.section("Drivers") is None:
             raise FatalError(f"{a.input}: no [Drivers] section; cannot run '{a.driver}'")
         driver = ctx.object("Drivers", a.driver)
-        ok = driver.run()
+        TransientDriver.report = not a.quiet
+        try:
+            ok = driver.run()
+        finally:
+            TransientDriver.report = False
+        if a.plot:
+            _plot_result(ctx, driver, a.plot, a.plot_outputs)
         return 0 if ok in (None, True) else EXIT_FATAL
 
     return _guarded("neml2-run", body)
+
+
+def _plot_result(ctx, driver, path: str, outputs: str) -> None:
+    from neml2.drivers.plot import plot
+    from neml2.drivers.transient import TransientDriver
+
+    transient = driver
+    if not isinstance(driver, TransientDriver):
+        name = getattr(driver, "opts", {}).get("driver")
+        transient = ctx.object("Drivers", name) if name else None
+    if not isinstance(transient, TransientDriver) or not transient.result:
+        raise FatalError("--plot: the driver did not produce a transient result")
+    names = [v.strip() for v in outputs.split(",") if v.strip()]
+    if not names:
+        names = sorted({k.split(".", 2)[2] for k in transient.result if k.startswith("output.")})[
+            :3
+        ]
+    out = plot(transient.result, names, path, time=transient.opts["time"])
+    print(f"plot written to {out}")
 
 
 def inspect_main(argv: Sequence[str] | None = None) -> int:
@@ -69,17 +104,23 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
         from neml2.models import load_model
 
         model = load_model(a.input, a.model, a.overrides)
-        print(f"{a.model}: {type(model).__name__}")
-        for title, attr in (("inputs", "input_spec"), ("outputs", "output_spec")):
-            spec = getattr(model, attr, {})
+        print(f"{a.model}: {type(model).__name__} ({model.dtype}, {model.device})")
+        for title, spec in (("inputs", model.input_spec), ("outputs", model.output_spec)):
             print(f"  {title}:")
             for name, typ in spec.items():
-                print(f"    {name}: {getattr(typ, '__name__', typ)}")
-        named = getattr(model, "named_parameters", None)
-        if named is not None:
-            print("  parameters:")
-            for name, value in named():
-                print(f"    {name}: {tuple(value.shape)}")
+                base = tuple(getattr(typ, "BASE_SHAPE", ()))
+                print(f"    {name}: {typ.__name__} {base}")
+        print("  parameters:")
+        params = list(model.named_parameters()) + [
+            (n, b) for n, b in model.named_buffers() if b.is_floating_point()
+        ]
+        for name, value in params or [("(none)", None)]:
+            shape = "" if value is None else f" {tuple(value.shape)}"
+            print(f"    {name}{shape}")
+        order = getattr(model, "_order", None)
+        if order:
+            names = [m.hit_name or type(m).__name__ for m in order]
+            print(f"  evaluation order: {' -> '.join(names)}")
         return 0
 
     return _guarded("neml2-inspect", body)

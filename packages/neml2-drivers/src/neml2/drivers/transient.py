@@ -82,6 +82,9 @@ class _Progress:
 class TransientDriver(Driver):
     """Run a model through a time history of prescribed variables."""
 
+    #: Set by ``neml2-run``: show progress on a terminal and print the summary line.
+    report: bool = False
+
     fields = (
         option("model", str, doc="the [Models] block to run"),
         option("prescribed_time", str, doc="[Tensors] name of the times, shape (nstep, *B)"),
@@ -152,7 +155,11 @@ class TransientDriver(Driver):
             result[f"output.0.{n}"] = v.data
         prev_out: dict[str, TensorWrapper] = dict(ics)
         label = f"{self.hit_name or 'driver'}"
-        bar = _Progress(nsteps - 1, label, self.opts["show_progress"] or sys.stderr.isatty())
+        bar = _Progress(
+            nsteps - 1,
+            label,
+            self.opts["show_progress"] or (self.report and sys.stderr.isatty()),
+        )
         start = _time.perf_counter()
         with torch.no_grad():
             for k in range(1, nsteps):
@@ -175,7 +182,7 @@ class TransientDriver(Driver):
         self.elapsed = _time.perf_counter() - start
         self.result = result
         points = int(torch.Size(times.data.shape[1:]).numel())
-        if self.opts["verbose"] or self.opts["show_progress"]:
+        if self.opts["verbose"] or self.opts["show_progress"] or self.report:
             rate = (nsteps - 1) * points / max(self.elapsed, 1e-9)
             print(
                 f"TransientDriver '{label}': {nsteps - 1} steps x {points} points in "
