@@ -8,7 +8,8 @@ and with the typed wrappers. Timed eager and after ``torch.compile`` (Inductor).
 
 Usage::
 
-    uv run python benchmarks/tensors/bench_j2.py [--batch 100000] [--reps 30] [--no-compile]
+    uv run python benchmarks/tensors/bench_j2.py [--batch 100000] [--reps 200] [--threads 1]
+        [--no-compile]
 
 Writes ``results.json`` and ``results.md`` next to this script.
 """
@@ -77,32 +78,46 @@ def inputs(batch, dtype):
     return eps, ep, alpha
 
 
-def timeit(fn, args, reps):
+def paired(fa, aa, fb, ab, reps):
+    """Time the two candidates back to back, alternating which goes first.
+
+    The machine is shared and its load drifts; pairing each typed call with a raw call
+    taken right next to it cancels most of that drift. Returns per-pair times.
+    """
     for _ in range(3):
-        fn(*args)
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn(*args)
-        ts.append(time.perf_counter() - t0)
-    return ts
-
-
-def interleaved(fa, aa, fb, ab, reps, rounds=5):
-    """Alternate the two candidates in rounds (the machine is shared: noise is bursty)."""
+        fa(*aa)
+        fb(*ab)
     ta, tb = [], []
-    for _ in range(rounds):
-        ta += timeit(fa, aa, reps)
-        tb += timeit(fb, ab, reps)
-    return statistics.median(ta), statistics.median(tb), min(ta), min(tb)
+    for i in range(reps):
+        order = ((fa, aa, ta), (fb, ab, tb)) if i % 2 == 0 else ((fb, ab, tb), (fa, aa, ta))
+        for f, a, acc in order:
+            t0 = time.perf_counter()
+            f(*a)
+            acc.append(time.perf_counter() - t0)
+    return ta, tb
+
+
+def summary(ta, tb) -> dict:
+    ratios = sorted(b / a for a, b in zip(ta, tb, strict=True))
+    q = statistics.quantiles(ratios, n=4)
+    return {
+        "raw_ms_median": statistics.median(ta) * 1e3,
+        "typed_ms_median": statistics.median(tb) * 1e3,
+        "raw_ms_min": min(ta) * 1e3,
+        "typed_ms_min": min(tb) * 1e3,
+        "overhead_pct_paired_median": (statistics.median(ratios) - 1) * 100,
+        "overhead_pct_paired_q1": (q[0] - 1) * 100,
+        "overhead_pct_paired_q3": (q[2] - 1) * 100,
+        "overhead_pct_of_medians": (statistics.median(tb) / statistics.median(ta) - 1) * 100,
+        "pairs": len(ta),
+    }
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=100_000)
-    ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("results.json"))
     args = ap.parse_args()
@@ -127,20 +142,8 @@ def main():
         "torch": torch.__version__,
         "machine": platform.machine(),
         "processor": platform.processor() or platform.platform(),
-        "reps_per_round": args.reps,
-        "rounds": args.rounds,
     }
-    med_raw, med_typed, min_raw, min_typed = interleaved(
-        j2_raw, raw_args, j2_typed, typed_args, args.reps, args.rounds
-    )
-    results["eager"] = {
-        "raw_ms_median": med_raw * 1e3,
-        "typed_ms_median": med_typed * 1e3,
-        "raw_ms_min": min_raw * 1e3,
-        "typed_ms_min": min_typed * 1e3,
-        "overhead_pct_median": (med_typed / med_raw - 1) * 100,
-        "overhead_pct_min": (min_typed / min_raw - 1) * 100,
-    }
+    results["eager"] = summary(*paired(j2_raw, raw_args, j2_typed, typed_args, args.reps))
     print(json.dumps(results["eager"], indent=2))
 
     if not args.no_compile:
@@ -149,17 +152,7 @@ def main():
         r, t = craw(*raw_args), ctyped(*typed_args)
         for a, b in zip(r, t, strict=True):
             torch.testing.assert_close(a, b.data)
-        med_raw, med_typed, min_raw, min_typed = interleaved(
-            craw, raw_args, ctyped, typed_args, args.reps, args.rounds
-        )
-        results["compiled"] = {
-            "raw_ms_median": med_raw * 1e3,
-            "typed_ms_median": med_typed * 1e3,
-            "raw_ms_min": min_raw * 1e3,
-            "typed_ms_min": min_typed * 1e3,
-            "overhead_pct_median": (med_typed / med_raw - 1) * 100,
-            "overhead_pct_min": (min_typed / min_raw - 1) * 100,
-        }
+        results["compiled"] = summary(*paired(craw, raw_args, ctyped, typed_args, args.reps))
         print(json.dumps(results["compiled"], indent=2))
 
     args.out.write_text(json.dumps(results, indent=2) + "\n")
@@ -168,8 +161,10 @@ def main():
         "",
         f"batch {args.batch}, {dtype}, {results['threads']} threads, torch {torch.__version__}",
         "",
-        "| mode | raw torch (ms, median) | typed (ms, median) | overhead (median) |"
-        " overhead (min) |",
+        "Overhead = median over back-to-back (raw, typed) pairs of typed/raw - 1, with the",
+        "interquartile range of the pair ratios (the machine is shared: see the JSON).",
+        "",
+        "| mode | raw torch (ms, median) | typed (ms, median) | overhead (paired median) | IQR |",
         "|---|---|---|---|---|",
     ]
     for mode in ("eager", "compiled"):
@@ -177,7 +172,8 @@ def main():
             m = results[mode]
             md.append(
                 f"| {mode} | {m['raw_ms_median']:.3f} | {m['typed_ms_median']:.3f} | "
-                f"{m['overhead_pct_median']:+.1f} % | {m['overhead_pct_min']:+.1f} % |"
+                f"{m['overhead_pct_paired_median']:+.1f} % | "
+                f"{m['overhead_pct_paired_q1']:+.1f} % .. {m['overhead_pct_paired_q3']:+.1f} % |"
             )
     args.out.with_suffix(".md").write_text("\n".join(md) + "\n")
 

@@ -110,3 +110,11 @@ def test_dtype_promotion():
     a = SSR4.identity_sym(dtype=torch.float32)
     e = SR2.fill(1.0, 2.0, 3.0, dtype=F64)
     assert (a @ e).dtype == F64
+
+
+def test_where_with_raw_bool_condition_is_right_aligned():
+    a = Scalar(torch.arange(6.0, dtype=F64).reshape(2, 3), sub_batch_ndim=1)
+    cond = a.data > 2.0  # (2, 3): the trailing axis is a's sub-batch
+    w = nt.where(cond, a, 0.0)
+    assert w.shape == (2, 3) and w.sub_batch_ndim == 1
+    np.testing.assert_allclose(w.data.numpy(), np.where(a.data.numpy() > 2, a.data.numpy(), 0))

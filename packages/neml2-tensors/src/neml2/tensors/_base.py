@@ -128,7 +128,10 @@ class TensorWrapper:
 
     @classmethod
     def _coerce(cls, t: torch.Tensor) -> torch.Tensor:
-        return t
+        """Integer input becomes torch's default floating dtype (bool is kept)."""
+        if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+            return t
+        return t.to(torch.get_default_dtype())
 
     def _check_base(self, t: torch.Tensor) -> None:
         base = self.BASE_SHAPE

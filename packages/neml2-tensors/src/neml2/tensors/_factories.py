@@ -103,17 +103,17 @@ def base_stack(cls, comps: Sequence[Any], base_shape: tuple[int, ...] | None = N
         if not c._is_scalar:
             raise TypeError(f"{cls.__name__}.fill takes Scalars or numbers, got {type(c).__name__}")
     duals, S = align(tuple(ws), f"{cls.__name__}.fill")
-    out = _stack_duals(duals, -1, lead_offset=None)
+    out = _stack_duals(duals, -1)
     if base_shape is not None and len(base_shape) > 1:
         out = out.lin(lambda x: x.unflatten(-1, base_shape))
     return cls._from_dual(out, S)
 
 
-def _stack_duals(duals: list[Dual], dim: int, lead_offset: int | None, cat: bool = False) -> Dual:
+def _stack_duals(duals: list[Dual], dim: int) -> Dual:
     """Stack/cat aligned duals (``dim`` < 0: from the right; else after ``lead`` seed axes)."""
     ps = torch.broadcast_tensors(*[d.p for d in duals])
     shape = ps[0].shape
-    op = torch.cat if cat else torch.stack
+    op = torch.stack
 
     def at(lead):
         return dim if dim < 0 else lead + dim
@@ -152,7 +152,7 @@ def stack(values: Sequence[TensorWrapper], dim: int = 0) -> TensorWrapper:
     D = max(v.dynamic_ndim for v in values)
     if not 0 <= dim <= D:
         raise ShapeError(f"stack: dim {dim} out of range for {D} dynamic axes")
-    out = _stack_duals(duals, dim, lead_offset=0)
+    out = _stack_duals(duals, dim)
     return cls._from_dual(out, S, values[0].base_ndim)
 
 

@@ -107,19 +107,21 @@ def heaviside(x):
     return x._new((x.data > 0).to(x.dtype), x.sub_batch_ndim)
 
 
-def _as_cond(cond) -> TensorWrapper:
+def _as_cond(cond, ref: TensorWrapper) -> TensorWrapper:
     from neml2.tensors._scalar import Scalar
 
     if isinstance(cond, TensorWrapper):
         return cond.primal()
-    return Scalar(cond)
+    cond = torch.as_tensor(cond)
+    return Scalar(cond, min(cond.dim(), ref.sub_batch_ndim))
 
 
 def where(cond, a, b) -> TensorWrapper:
     """Select ``a`` where ``cond`` else ``b``; tangents are selected the same way.
 
-    ``cond``: a bool Scalar (e.g. ``f > 0``) or a bool tensor of batch shape (read as
-    dynamic batch); ``a``/``b``: values of one type or numbers.
+    ``cond``: a bool Scalar (e.g. ``f > 0``) or a bool tensor of batch shape (its trailing
+    axes are read as the sub-batch of ``a``/``b``, i.e. right-aligned like torch);
+    ``a``/``b``: values of one type or numbers.
     """
     ref = a if isinstance(a, TensorWrapper) else b
     if not isinstance(ref, TensorWrapper):
@@ -129,7 +131,7 @@ def where(cond, a, b) -> TensorWrapper:
             raise TypeError(
                 f"where: branches of different types {type(a).__name__} and {type(b).__name__}"
             )
-    c = _as_cond(cond)
+    c = _as_cond(cond, ref)
     ws = [c] + [x for x in (a, b) if isinstance(x, TensorWrapper)]
     duals, S = align(tuple(ws), "where")
     dc = duals[0].p
