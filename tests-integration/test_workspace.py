@@ -71,3 +71,15 @@ def test_namespace_merges_every_sibling(sub):
     mod = importlib.import_module(f"neml2.{sub}")
     assert mod.__name__ == f"neml2.{sub}"
     assert hasattr(neml2, "load_model")
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["neml2.solvers", "neml2.models", "neml2.drivers", "neml2.compiler", "neml2.aoti", "neml2"],
+)
+def test_each_package_imports_first(module):
+    """No import cycle depends on which package a program happens to import first."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", f"import {module}"], check=True)

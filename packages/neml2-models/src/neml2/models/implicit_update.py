@@ -16,7 +16,6 @@ from neml2.models._model import Model, _as_tuple, _typed
 from neml2.models._registry import register
 from neml2.models._schema import ObjectRefField, model_ref
 from neml2.solvers._layout import Layout
-from neml2.solvers.linear import SchurComplement
 from neml2.tensors import FatalError, TensorWrapper, attach, seed, tangents_of
 
 _SEED = "__unknown:"
@@ -70,6 +69,9 @@ class ImplicitUpdate(Model):
             self.declare_input(n, spec[n])
         for u in system.unknowns:
             self.declare_output(u, system.model.input_spec[u])
+        # imported here: neml2.solvers registers its types through neml2.models
+        from neml2.solvers.linear import SchurComplement
+
         if isinstance(getattr(self.solver, "linear", None), SchurComplement):
             self._schur = self.solver.linear
         else:
