@@ -129,6 +129,7 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
 def syntax_main(argv: Sequence[str] | None = None) -> int:
     """``neml2-syntax [--json] [TYPE...]``: the catalogue of registered HIT types."""
     from neml2.models import lookup
+    from neml2.models._schema import catalogue
 
     p = _parser("neml2-syntax", "Describe the registered HIT types and their options.")
     p.add_argument("types", nargs="*", help="only these types (default: all)")
@@ -141,9 +142,7 @@ def syntax_main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FATAL
     entries = []
     for n in names:
-        cls = lookup(n)
-        cat = getattr(cls, "catalogue", None)
-        entry = cat() if callable(cat) else {"type": n, "doc": (cls.__doc__ or "").strip()}
+        entry = catalogue(lookup(n))
         entry["type"] = n
         entries.append(entry)
     if a.json:

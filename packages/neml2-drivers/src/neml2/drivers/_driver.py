@@ -42,12 +42,3 @@ class Driver:
         return cls(
             _where=f"{node.location}: [{node.fullpath}]", _locations=locations, _ctx=ctx, **values
         )
-
-    @classmethod
-    def catalogue(cls) -> dict[str, Any]:
-        return {
-            "type": cls.__name__,
-            "section": cls.SECTION,
-            "doc": (cls.__doc__ or "").strip(),
-            "fields": [f.catalogue() for f in Schema.of(cls).fields],
-        }

@@ -361,16 +361,6 @@ class Model(torch.nn.Module):
         locations = {p.name: str(p.location) for p in node.params()}
         return cls(_where=f"{node.location}: [{node.fullpath}]", _locations=locations, **values)
 
-    @classmethod
-    def catalogue(cls) -> dict[str, Any]:
-        """Machine-readable description for ``neml2-syntax``."""
-        return {
-            "type": cls.__name__,
-            "section": cls.SECTION,
-            "doc": (cls.__doc__ or "").strip(),
-            "fields": [f.catalogue() for f in Schema.of(cls).fields],
-        }
-
     def extra_repr(self) -> str:
         def spec(d):
             return ", ".join(f"{n}: {t.__name__}" for n, t in d.items()) or "-"

@@ -265,6 +265,16 @@ class Schema:
         return values
 
 
+def catalogue(cls: type) -> dict[str, Any]:
+    """Machine-readable description of a registered class (``neml2-syntax``)."""
+    return {
+        "type": cls.__name__,
+        "section": getattr(cls, "SECTION", "?"),
+        "doc": (cls.__doc__ or "").strip(),
+        "fields": [f.catalogue() for f in Schema.of(cls).fields],
+    }
+
+
 def _convert(f: Field, p: hit.Param, ctx: InputFile) -> Any:
     from neml2 import hit as _hit
 

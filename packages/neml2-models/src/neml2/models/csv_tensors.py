@@ -63,15 +63,6 @@ class _CSVTensor:
             t = t[:, 0]
         return cls.VALUE_TYPE(t)
 
-    @classmethod
-    def catalogue(cls):
-        return {
-            "type": cls.__name__,
-            "section": cls.SECTION,
-            "doc": (cls.__doc__ or "").strip(),
-            "fields": [f.catalogue() for f in Schema.of(cls).fields],
-        }
-
 
 @register()
 class CSVScalar(_CSVTensor):

@@ -28,15 +28,6 @@ class LinearSolver:
     def from_hit(cls, node, ctx):
         return cls(**Schema.of(cls).read_hit(node, ctx))
 
-    @classmethod
-    def catalogue(cls):
-        return {
-            "type": cls.__name__,
-            "section": cls.SECTION,
-            "doc": (cls.__doc__ or "").strip(),
-            "fields": [f.catalogue() for f in Schema.of(cls).fields],
-        }
-
     def solve(self, A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:  # pragma: no cover
         raise NotImplementedError
 

@@ -93,15 +93,6 @@ class Newton:
                 raise ctx_error(p, f"'{values['linear_solver']}' is not a linear solver")
         return cls(linear=linear, **values)
 
-    @classmethod
-    def catalogue(cls):
-        return {
-            "type": cls.__name__,
-            "section": cls.SECTION,
-            "doc": (cls.__doc__ or "").strip(),
-            "fields": [f.catalogue() for f in Schema.of(cls).fields],
-        }
-
     # ------------------------------------------------------------------ the loop
     def _step(self, fn, u, r, J, args):
         du = self.linear.solve(J, -r)

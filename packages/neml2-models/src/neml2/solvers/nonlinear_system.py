@@ -75,12 +75,3 @@ class NonlinearSystem:
         values = Schema.of(cls).read_hit(node, ctx)
         locations = {p.name: str(p.location) for p in node.params()}
         return cls(_where=f"{node.location}: [{node.fullpath}]", _locations=locations, **values)
-
-    @classmethod
-    def catalogue(cls):
-        return {
-            "type": cls.__name__,
-            "section": cls.SECTION,
-            "doc": (cls.__doc__ or "").strip(),
-            "fields": [f.catalogue() for f in Schema.of(cls).fields],
-        }

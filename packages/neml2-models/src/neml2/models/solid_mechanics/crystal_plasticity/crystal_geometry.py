@@ -238,16 +238,6 @@ class CrystalGeometry:
         name = f" '{self.hit_name}'" if self.hit_name else ""
         return f"{type(self).__name__}{name}(nslip={self.nslip}, groups={self.slip_offsets})"
 
-    @classmethod
-    def catalogue(cls) -> dict[str, Any]:
-        """Machine-readable description for ``neml2-syntax``."""
-        return {
-            "type": cls.__name__,
-            "section": cls.SECTION,
-            "doc": (cls.__doc__ or "").strip(),
-            "fields": [f.catalogue() for f in Schema.of(cls).fields],
-        }
-
 
 def _miller(x: Any) -> MillerIndex:
     if isinstance(x, MillerIndex):
