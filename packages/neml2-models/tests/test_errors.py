@@ -228,3 +228,29 @@ def test_python_construction_errors():
         LinearIsotropicElasticity(coefficient_types=["YOUNGS_MODULUS", "POISSONS_RATIO"])
     with pytest.raises(FatalError, match="unknown option"):
         _Pass(frm="x")
+
+
+def test_settings(tmp_path):
+    from neml2.models import load_input
+
+    p = _write(
+        tmp_path,
+        """
+        [Settings]
+          [example_batch_shape]
+            rho = '(2; 12)'
+            e = '(3)'
+            bad = '2; 12'
+          []
+        []
+        """,
+    )
+    ctx = load_input(p)
+    assert ctx.example_batch_shape("rho") == ((2,), (12,))
+    assert ctx.example_batch_shape("e") == ((3,), ())
+    assert ctx.example_batch_shape("other") is None
+    with pytest.raises(FatalError, match=r":5:\d+: expected '\(dynamic...; sub...\)'"):
+        ctx.example_batch_shape("bad")
+    p = _write(tmp_path, "[Settings]\n  default_dtype = float32\n[]\n")
+    with pytest.raises(FatalError, match=r":2:\d+: unknown setting 'default_dtype'"):
+        load_input(p)

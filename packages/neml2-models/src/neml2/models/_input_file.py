@@ -75,6 +75,7 @@ class InputFile:
         self._tensors: dict[str, Any] = {}
         self._objects: dict[str, Any] = {}
         self._building: list[str] = []
+        self.check_settings()
 
     # ------------------------------------------------------------ sections
     def section(self, name: str) -> hit.Node | None:
@@ -100,6 +101,44 @@ class InputFile:
         sec = self.section(section)
         node = sec.find(name) if sec is not None else None
         return node is not None and node.parent is sec
+
+    # ------------------------------------------------------------ [Settings]
+    def example_batch_shape(self, variable: str) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """``[Settings]/example_batch_shape/<variable> = '(dyn...; sub...)'``, parsed.
+
+        Returns ``(dynamic_shape, sub_batch_shape)``: the shape a driver gives a value
+        it has to invent (a zero-filled history input), and a trace hint for
+        ``neml2-compile``. ``None`` when the variable is not listed.
+        """
+        node = self.root.find("Settings/example_batch_shape")
+        p = node.param(variable) if node is not None else None
+        if p is None:
+            return None
+        text = p.as_str().strip()
+        if not (text.startswith("(") and text.endswith(")")):
+            raise FatalError(f"{p.location}: expected '(dynamic...; sub...)', got '{text}'")
+        parts = text[1:-1].split(";")
+        if len(parts) > 2:
+            raise FatalError(f"{p.location}: at most one ';' in '{text}'")
+        try:
+            shapes = [tuple(int(x) for x in part.replace(",", " ").split()) for part in parts]
+        except ValueError as e:
+            raise FatalError(f"{p.location}: sizes must be integers in '{text}'") from e
+        return shapes[0], shapes[1] if len(shapes) == 2 else ()
+
+    def check_settings(self) -> None:
+        """Reject unknown [Settings] entries (instead of silently ignoring them)."""
+        sec = self.section("Settings")
+        if sec is None:
+            return
+        known = {"example_batch_shape"}
+        for p in sec.params():
+            raise FatalError(f"{p.location}: unknown setting '{p.name}'; known: {', '.join(known)}")
+        for c in sec.children():
+            if c.name not in known:
+                raise FatalError(
+                    f"{c.location}: unknown [Settings] block '{c.name}'; known: {', '.join(known)}"
+                )
 
     # ------------------------------------------------------------ [Tensors]
     def has_tensor(self, name: str) -> bool:
