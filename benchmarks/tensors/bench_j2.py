@@ -78,6 +78,28 @@ def inputs(batch, dtype):
     return eps, ep, alpha
 
 
+def aten_ops(fn, args) -> dict[str, int]:
+    """ATen op counts of the forward graph that torch.compile hands to Inductor."""
+    import collections
+
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    seen: list[collections.Counter] = []
+
+    def backend(gm, example_inputs):
+        def fw(g, _):
+            nodes = (n for n in g.graph.nodes if n.op == "call_function")
+            seen.append(collections.Counter(str(n.target) for n in nodes))
+            return g.forward
+
+        return aot_module_simplified(gm, example_inputs, fw_compiler=fw)
+
+    torch._dynamo.reset()
+    torch.compile(fn, fullgraph=True, backend=backend)(*args)
+    torch._dynamo.reset()
+    return dict(sorted(seen[0].items()))
+
+
 def paired(fa, aa, fb, ab, reps):
     """Time the two candidates back to back, alternating which goes first.
 
@@ -147,6 +169,14 @@ def main():
     print(json.dumps(results["eager"], indent=2))
 
     if not args.no_compile:
+        ops_raw, ops_typed = aten_ops(j2_raw, raw_args), aten_ops(j2_typed, typed_args)
+        results["aten_graph"] = {
+            "raw_ops": sum(ops_raw.values()),
+            "typed_ops": sum(ops_typed.values()),
+            "identical_op_counts": ops_raw == ops_typed,
+            "typed": ops_typed,
+        }
+        print(json.dumps(results["aten_graph"], indent=2))
         craw = torch.compile(j2_raw, fullgraph=True)
         ctyped = torch.compile(j2_typed, fullgraph=True)
         r, t = craw(*raw_args), ctyped(*typed_args)
@@ -175,6 +205,13 @@ def main():
                 f"{m['overhead_pct_paired_median']:+.1f} % | "
                 f"{m['overhead_pct_paired_q1']:+.1f} % .. {m['overhead_pct_paired_q3']:+.1f} % |"
             )
+    if "aten_graph" in results:
+        g = results["aten_graph"]
+        md += [
+            "",
+            f"ATen graph handed to Inductor: raw {g['raw_ops']} ops, typed {g['typed_ops']} ops, "
+            f"identical op counts: {g['identical_op_counts']} (the typed layer traces away).",
+        ]
     args.out.with_suffix(".md").write_text("\n".join(md) + "\n")
 
 

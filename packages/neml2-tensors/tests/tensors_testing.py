@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import torch
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from neml2.tensors import seed
@@ -84,6 +86,15 @@ def np_mrp_matrix(r: np.ndarray) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------- strategies
+#: hypothesis settings of this package's tests (per test, not a global profile, so that
+#: running several packages' suites together does not change the others' settings)
+EXAMPLES = int(os.environ.get("NEML2_TENSORS_EXAMPLES", "12"))
+FAST = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
 DTYPES = [torch.float32, torch.float64]
 TOL = {torch.float32: dict(rtol=2e-4, atol=2e-5), torch.float64: dict(rtol=1e-10, atol=1e-12)}
 

@@ -12,11 +12,20 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from tensors_ops import OPS, make_input
-from tensors_testing import DTYPES, TOL, aligned_np, broadcast_partner, np_broadcast, region_shapes
+from tensors_testing import (
+    DTYPES,
+    FAST,
+    TOL,
+    aligned_np,
+    broadcast_partner,
+    np_broadcast,
+    region_shapes,
+)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
 @pytest.mark.parametrize("op", OPS, ids=[o.name for o in OPS])
+@FAST
 @given(data=st.data())
 def test_op_value(op, dtype, data):
     env = data.draw(region_shapes())

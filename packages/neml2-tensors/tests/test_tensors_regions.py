@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from tensors_ops import make_input
-from tensors_testing import check_tangents, region_shapes
+from tensors_testing import FAST, check_tangents, region_shapes
 
 import neml2.tensors as nt
 from neml2.tensors import SR2, Scalar, ShapeError, Tensor, Vec
@@ -157,6 +157,7 @@ def test_factories():
     assert (Tensor.identity(3) @ Tensor(torch.ones(3), 1)).data.tolist() == [1.0, 1.0, 1.0]
 
 
+@FAST
 @given(data=st.data())
 def test_region_ops_random_shapes(data):
     dyn, sub = data.draw(region_shapes(max_dyn=2, max_sub=2))

@@ -11,13 +11,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tensors_ops import OPS, make_input
-from tensors_testing import broadcast_partner, check_tangents, region_shapes
+from tensors_testing import FAST, broadcast_partner, check_tangents, region_shapes
 
 SMOOTH = [o for o in OPS if o.smooth]
 
 
 @pytest.mark.parametrize("op", SMOOTH, ids=[o.name for o in SMOOTH])
-@settings(max_examples=3)
+@settings(FAST, max_examples=3)
 @given(data=st.data())
 def test_op_tangents(op, data):
     env = data.draw(region_shapes(max_dyn=1, max_sub=1, max_size=2))
