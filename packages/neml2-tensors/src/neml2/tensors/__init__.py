@@ -8,7 +8,7 @@ Types (base shape): ``Scalar ()``, ``Vec (3)``, ``SR2 (6, Mandel)``, ``R2 (3, 3)
 """
 
 from neml2.tensors import _pytree
-from neml2.tensors._base import MATMUL_RULES, TensorWrapper
+from neml2.tensors._base import MATMUL_RULES, TensorWrapper, register_matmul
 from neml2.tensors._errors import ConvergenceError, FatalError, NEML2Error, ShapeError
 from neml2.tensors._factories import base_stack, cat, linspace, logspace, stack
 from neml2.tensors._functions import (
@@ -114,6 +114,7 @@ __all__ = [
     "norm_sq",
     "outer",
     "pow",
+    "register_matmul",
     "rotate",
     "rotation_matrix",
     "seed",
