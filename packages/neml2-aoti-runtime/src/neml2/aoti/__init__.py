@@ -1,7 +1,12 @@
 """neml2.aoti: run compiled (AOTI) neml2 models from Python (the py-aoti route).
 
 This package is the Python face of ``libneml2``; together with
-``neml2-tensors`` it is all a deployment needs.
+``neml2-tensors`` it is all a deployment needs::
+
+    from neml2.aoti import Model
+    m = Model("out/elasticity")            # or out/elasticity/metadata.json
+    out = m.forward({"strain": strain})    # {"stress": (*B, 6)}
+    out, J = m.jacobian({"strain": strain})  # J["stress"]["strain"]: (*B, 6, 6)
 """
 
 from __future__ import annotations
@@ -10,13 +15,17 @@ from pathlib import Path
 
 from neml2.aoti import _core
 from neml2.aoti._core import broadcast_batch_shape, check_torch_compatible, torch_version
+from neml2.aoti._model import SCHEMA_VERSION, Model, read_metadata
 
 __version__ = _core.version()
 
 __all__ = [
+    "SCHEMA_VERSION",
+    "Model",
     "broadcast_batch_shape",
     "check_torch_compatible",
     "cmake_prefix_path",
+    "read_metadata",
     "torch_version",
 ]
 

@@ -1,0 +1,386 @@
+"""Export a loaded model with a dynamic batch axis and package it with AOT Inductor.
+
+``compile_model(model, options, output_dir)`` writes the artifact::
+
+    DIR/NAME/metadata.json
+    DIR/NAME/<device>/<dtype>/forward.pt2      outputs
+    DIR/NAME/<device>/<dtype>/jacobian.pt2     outputs + the requested -d blocks
+    DIR/NAME_aoti.i                            HIT stub: type = AOTIModel
+
+Each ``.pt2`` is looked up in a content-addressed cache first: the key hashes
+the exported graph (its code, signature and every constant's bytes), the
+options that shape it, the target and the torch version, so an unchanged model
+recompiles in the seconds an export takes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from neml2.compiler._graphs import ForwardGraph, JacobianGraph
+from neml2.compiler._options import CompileOptions, DerivativePair
+from neml2.tensors import FatalError
+
+#: Bumped whenever the artifact layout or metadata keys change incompatibly.
+SCHEMA_VERSION = 1
+#: Bumped whenever the graphs built for the same model change (part of the cache key).
+GRAPH_VERSION = 1
+#: Batch size of the example inputs (never 0 or 1: torch would specialise on it).
+EXAMPLE_BATCH = 8
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+def default_cache_dir() -> Path:
+    """``$NEML2_COMPILE_CACHE``, else ``$XDG_CACHE_HOME/neml2/compile`` (``~/.cache``)."""
+    env = os.environ.get("NEML2_COMPILE_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "neml2" / "compile"
+
+
+@dataclass
+class GraphReport:
+    """One compiled graph: where it went, whether the cache had it, how long it took."""
+
+    name: str
+    device: str
+    dtype: str
+    path: Path
+    key: str
+    cache_hit: bool
+    export_s: float
+    compile_s: float
+
+
+@dataclass
+class CompileResult:
+    """What ``compile_model`` built."""
+
+    artifact_dir: Path
+    metadata_path: Path
+    stub_path: Path
+    metadata: dict[str, Any]
+    graphs: list[GraphReport] = field(default_factory=list)
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(g.cache_hit for g in self.graphs)
+
+    def summary(self) -> str:
+        lines = [f"artifact {self.artifact_dir}"]
+        for g in self.graphs:
+            how = "cache hit" if g.cache_hit else f"compiled in {g.compile_s:.1f} s"
+            lines.append(f"  {g.device}/{g.dtype}/{g.path.name}: export {g.export_s:.1f} s, {how}")
+        lines.append(f"stub {self.stub_path}")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- model description
+def _type_name(t: type) -> str:
+    return t.__name__
+
+
+def resolve_pairs(model, pairs: list[DerivativePair]) -> list[tuple[str, str]]:
+    """Expand ``stress:``, ``:strain``, ``:`` to concrete ``(out, in)`` pairs (model order)."""
+    outs, ins = list(model.output_spec), list(model.input_spec)
+    chosen: set[tuple[str, str]] = set()
+    for p in pairs:
+        if p.output is not None and p.output not in outs:
+            raise FatalError(f"-d {p}: '{p.output}' is not an output; outputs: {', '.join(outs)}")
+        if p.input is not None and p.input not in ins:
+            raise FatalError(f"-d {p}: '{p.input}' is not an input; inputs: {', '.join(ins)}")
+        for o in outs if p.output is None else [p.output]:
+            for i in ins if p.input is None else [p.input]:
+                chosen.add((o, i))
+    return [(o, i) for o in outs for i in ins if (o, i) in chosen]
+
+
+def resolve_parameters(model, names: list[str], model_name: str) -> list[str]:
+    """Map ``-p`` names onto the model's parameter/buffer names (``NAME.`` prefix optional)."""
+    known = [n for n, _ in model.named_parameters()] + [n for n, _ in model.named_buffers()]
+    out = []
+    for p in names:
+        q = p
+        if q not in known and q.startswith(model_name + "."):
+            q = q[len(model_name) + 1 :]
+        if q not in known:
+            raise FatalError(
+                f"-p {p}: model '{model_name}' has no parameter '{p}'; "
+                f"parameters: {', '.join(known) or '(none)'}"
+            )
+        if q in out:
+            raise FatalError(f"-p {p}: given twice")
+        out.append(q)
+    return out
+
+
+def _solver_settings(model) -> list[dict[str, Any]]:
+    out = []
+    for name, m in model.named_modules():
+        solver = getattr(m, "solver", None)
+        if solver is None or not hasattr(solver, "opts"):
+            continue
+        entry = {"model": name or model_name_of(model), "solver": type(solver).__name__}
+        entry["options"] = {k: v for k, v in solver.opts.items() if _jsonable(v)}
+        lin = getattr(solver, "linear", None)
+        if lin is not None:
+            entry["linear_solver"] = type(lin).__name__
+        out.append(entry)
+    return out
+
+
+def model_name_of(model) -> str:
+    return getattr(model, "hit_name", None) or type(model).__name__
+
+
+def _jsonable(v) -> bool:
+    try:
+        json.dumps(v)
+        return True
+    except TypeError:
+        return False
+
+
+def _tensor_entry(name: str, t: torch.Tensor) -> dict[str, Any]:
+    return {
+        "name": name,
+        "shape": list(t.shape),
+        "value": t.detach().to("cpu", torch.float64).flatten().tolist(),
+    }
+
+
+# ---------------------------------------------------------------------- export
+def example_inputs(model, batch: int, dtype: torch.dtype, device: str) -> list[torch.Tensor]:
+    """Deterministic, non-degenerate inputs at ``(batch, *base)``."""
+    g = torch.Generator().manual_seed(1234)
+    xs = []
+    for t in model.input_spec.values():
+        x = 1e-3 * (1.0 + torch.rand((batch, *t.BASE_SHAPE), generator=g, dtype=torch.float64))
+        xs.append(x.to(dtype=dtype, device=device))
+    return xs
+
+
+def export_graph(graph: torch.nn.Module, xs: list[torch.Tensor], params: list[torch.Tensor]):
+    """``torch.export`` with one dynamic batch axis shared by every model input."""
+    batch = torch.export.Dim("batch", min=1, max=2**31 - 2)
+    shapes = tuple([{0: batch}] * len(xs) + [None] * len(params))
+    try:
+        # forward(*args): the whole varargs tuple is one argument to export
+        return torch.export.export(graph, (*xs, *params), dynamic_shapes=(shapes,), strict=False)
+    except Exception as e:  # torch raises many types here; the message is what matters
+        raise FatalError(
+            f"torch.export failed for the {type(graph).__name__} of model "
+            f"'{model_name_of(graph.model)}': {type(e).__name__}: {e}"
+        ) from e
+
+
+def graph_key(ep, extra: dict[str, Any]) -> str:
+    """Content hash of an exported program plus everything else that shapes its binary."""
+    h = hashlib.sha256()
+    h.update(json.dumps(extra, sort_keys=True).encode())
+    h.update(ep.graph_module.code.encode())
+    h.update(str(ep.graph_signature).encode())
+    h.update(str(ep.range_constraints).encode())
+    for name, t in sorted({**ep.state_dict, **ep.constants}.items()):
+        h.update(name.encode())
+        if isinstance(t, torch.Tensor):
+            t = t.detach().cpu().contiguous()
+            h.update(f"{t.dtype}{tuple(t.shape)}".encode())
+            h.update(t.numpy().tobytes() if t.numel() else b"")
+    return h.hexdigest()[:32]
+
+
+def _aoti(ep, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".pt2")
+    os.close(fd)
+    try:
+        torch._inductor.aoti_compile_and_package(ep, package_path=tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------- driver
+def compile_model(
+    model,
+    options: CompileOptions,
+    output_dir: str | Path,
+    *,
+    source: str | None = None,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    example_batch: int = EXAMPLE_BATCH,
+    progress: Callable[[str], None] | None = None,
+) -> CompileResult:
+    """Export and AOTI-compile *model* (a loaded ``neml2.models.Model``) into an artifact."""
+    if example_batch < 2:
+        raise FatalError(
+            f"--example-batch-shape {example_batch}: must be at least 2 (torch specialises "
+            "a batch of 0 or 1 into the graph)"
+        )
+    say = progress or (lambda s: None)
+    name = options.model
+    out_dir = Path(output_dir)
+    art = out_dir / name
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    pairs = resolve_pairs(model, options.derivatives)
+    promoted = resolve_parameters(model, options.parameters, name)
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, promoted)}
+    if pairs:
+        graphs["jacobian"] = JacobianGraph(model, promoted, pairs)
+
+    meta: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "format": "neml2-aoti",
+        "torch_version": torch.__version__,
+        "neml2_compile_version": _version(),
+        "model": name,
+        "source": source,
+        "batch": {"dynamic_axes": 1, "min": 1, "example": example_batch},
+        "inputs": [
+            {"name": n, "type": _type_name(t), "base_shape": list(t.BASE_SHAPE), "sub_batch": 0}
+            for n, t in model.input_spec.items()
+        ],
+        "outputs": [
+            {"name": n, "type": _type_name(t), "base_shape": list(t.BASE_SHAPE), "sub_batch": 0}
+            for n, t in model.output_spec.items()
+        ],
+        "derivatives": [{"output": o, "input": i} for o, i in pairs],
+        "requested_derivatives": [str(p) for p in options.derivatives],
+        "parameters": [_tensor_entry(p, state[p]) for p in promoted],
+        "solvers": _solver_settings(model),
+        "graphs": {
+            "forward": {"file": "forward.pt2", "outputs": list(model.output_spec)},
+            **(
+                {
+                    "jacobian": {
+                        "file": "jacobian.pt2",
+                        "outputs": [*model.output_spec, *(f"{o}:{i}" for o, i in pairs)],
+                    }
+                }
+                if pairs
+                else {}
+            ),
+        },
+        "targets": [],
+    }
+
+    result = CompileResult(art, art / "metadata.json", out_dir / f"{name}_aoti.i", meta)
+    for device in options.devices:
+        if device == "cuda" and not torch.cuda.is_available():
+            raise FatalError("--device cuda: torch sees no CUDA device on this machine")
+        for dtype_name in options.dtypes:
+            dtype = DTYPES[dtype_name]
+            target = art / device / dtype_name
+            m = model.to(dtype=dtype, device=device)
+            for g in graphs.values():
+                g.model = m
+            xs = example_inputs(m, example_batch, dtype, device)
+            st = {**dict(m.named_parameters()), **dict(m.named_buffers())}
+            ps = [st[p].detach().clone() for p in promoted]
+            for gname, graph in graphs.items():
+                say(f"[{name}] {device}/{dtype_name}/{gname}: exporting ...")
+                t0 = time.perf_counter()
+                with torch.no_grad():
+                    ep = export_graph(graph, xs, ps)
+                t_export = time.perf_counter() - t0
+                key = graph_key(
+                    ep,
+                    {
+                        "graph": gname,
+                        "graph_version": GRAPH_VERSION,
+                        "device": device,
+                        "dtype": dtype_name,
+                        "torch": torch.__version__,
+                        "python": sys.version_info[:2],
+                        "pairs": pairs,
+                        "promoted": promoted,
+                    },
+                )
+                dest = target / f"{gname}.pt2"
+                cached = cache / f"{key}.pt2"
+                t0 = time.perf_counter()
+                hit = use_cache and cached.is_file()
+                if hit:
+                    say(f"[{name}] {device}/{dtype_name}/{gname}: cache hit ({key[:12]})")
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(cached, dest)
+                else:
+                    say(f"[{name}] {device}/{dtype_name}/{gname}: AOT Inductor compile ...")
+                    _aoti(ep, dest)
+                    if use_cache:
+                        cache.mkdir(parents=True, exist_ok=True)
+                        tmp = cache / f".{key}.{os.getpid()}.tmp"
+                        shutil.copyfile(dest, tmp)
+                        os.replace(tmp, cached)
+                t_compile = time.perf_counter() - t0
+                if not hit:
+                    say(
+                        f"[{name}] {device}/{dtype_name}/{gname}: done in "
+                        f"{t_export + t_compile:.1f} s"
+                    )
+                result.graphs.append(
+                    GraphReport(gname, device, dtype_name, dest, key, hit, t_export, t_compile)
+                )
+            meta["targets"].append(
+                {
+                    "device": device,
+                    "dtype": dtype_name,
+                    "graphs": {g: f"{device}/{dtype_name}/{g}.pt2" for g in graphs},
+                }
+            )
+    model.to(dtype=torch.float64)
+
+    art.mkdir(parents=True, exist_ok=True)
+    _write_text(result.metadata_path, json.dumps(meta, indent=2) + "\n")
+    _write_text(result.stub_path, stub_text(name, meta))
+    say(result.summary())
+    return result
+
+
+def stub_text(name: str, meta: dict[str, Any]) -> str:
+    """The relocatable HIT stub: ``artifact_path`` is relative to the stub's directory."""
+    ins = ", ".join(f"{i['name']} ({i['type']})" for i in meta["inputs"])
+    outs = ", ".join(f"{o['name']} ({o['type']})" for o in meta["outputs"])
+    return (
+        f"# Compiled by neml2-compile (torch {meta['torch_version']}); do not edit.\n"
+        f"# inputs:  {ins}\n# outputs: {outs}\n"
+        "[Models]\n"
+        f"  [{name}]\n"
+        "    type = AOTIModel\n"
+        f"    artifact_path = '{name}'\n"
+        "  []\n"
+        "[]\n"
+    )
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("neml2-compile")
+    except PackageNotFoundError:  # pragma: no cover
+        return "0+unknown"

@@ -1,0 +1,79 @@
+"""The graphs an artifact holds, as ``nn.Module`` s over raw tensors (what torch.export sees).
+
+Every graph takes the model's inputs at ``(N, *base)`` (one dynamic batch axis
+``N``; the runtimes flatten and broadcast ``(*B)`` onto it) followed by the
+promoted parameters at their stored shapes, and returns plain tensors:
+
+* ``forward``: the outputs, in ``output_names`` order;
+* ``jacobian``: the outputs, then one block ``J[out][in]`` at
+  ``(N, *out_base, *in_base)`` per requested ``-d`` pair, in metadata order.
+
+Derivatives come from the model contract itself: the model is called with
+``v=`` identity seeds on exactly the inputs the requested pairs name.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.func import functional_call
+
+from neml2.tensors import TensorWrapper
+from neml2.tensors._seed import identity_seed
+
+
+def _as_tuple(out) -> tuple:
+    return out if isinstance(out, tuple) else (out,)
+
+
+class _Graph(torch.nn.Module):
+    def __init__(self, model: torch.nn.Module, promoted: list[str]):
+        super().__init__()
+        self.model = model
+        self.promoted = list(promoted)
+        self.nin = len(model.input_spec)
+
+    def _split(self, args):
+        xs = [t(x) for t, x in zip(self.model.input_spec.values(), args[: self.nin], strict=True)]
+        params = dict(zip(self.promoted, args[self.nin :], strict=True))
+        return xs, params
+
+    def _call(self, params, xs, **kw):
+        if params:
+            return functional_call(self.model, params, tuple(xs), kw, strict=False)
+        return self.model(*xs, **kw)
+
+
+class ForwardGraph(_Graph):
+    """``(*inputs, *params) -> (*outputs)``."""
+
+    def forward(self, *args):
+        xs, params = self._split(args)
+        outs = _as_tuple(self._call(params, xs))
+        return tuple(o.data for o in outs)
+
+
+class JacobianGraph(_Graph):
+    """``(*inputs, *params) -> (*outputs, *blocks)`` for the given ``(out, in)`` pairs."""
+
+    def __init__(self, model, promoted, pairs: list[tuple[str, str]]):
+        super().__init__(model, promoted)
+        self.pairs = list(pairs)
+
+    def forward(self, *args):
+        xs, params = self._split(args)
+        wrt = {i for _, i in self.pairs}
+        names = list(self.model.input_spec)
+        v = {n: {n: identity_seed(x)} for n, x in zip(names, xs, strict=True) if n in wrt}
+        *outs, v_out = self._call(params, xs, v=v)
+        by_name: dict[str, TensorWrapper] = dict(zip(self.model.output_spec, outs, strict=True))
+        bases = {n: tuple(x.base_shape) for n, x in zip(names, xs, strict=True)}
+        blocks = []
+        for o, i in self.pairs:
+            y = by_name[o].data
+            d = v_out[o].get(i)
+            if d is None:  # a structural zero
+                blocks.append(y.new_zeros((*y.shape, *bases[i])))
+                continue
+            t = d.data.expand(d.data.shape[0], *y.shape)
+            blocks.append(t.movedim(0, -1).reshape((*y.shape, *bases[i])))
+        return (*(by_name[n].data for n in self.model.output_spec), *blocks)

@@ -1,0 +1,143 @@
+"""neml2-compile on linear elasticity: the artifact layout, metadata, stub, cache and CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from neml2.compiler import SCHEMA_VERSION, CompileOptions, compile_file, compile_model, main
+from neml2.tensors import FatalError
+
+
+def test_artifact_layout(compiled):
+    res, _ = compiled
+    art = res.artifact_dir
+    assert art.name == "elasticity"
+    assert (art / "metadata.json").is_file()
+    assert (art / "cpu" / "float64" / "forward.pt2").is_file()
+    assert (art / "cpu" / "float64" / "jacobian.pt2").is_file()
+    assert res.stub_path == art.parent / "elasticity_aoti.i"
+
+
+def test_metadata(compiled):
+    res, _ = compiled
+    meta = json.loads(res.metadata_path.read_text())
+    assert meta["schema_version"] == SCHEMA_VERSION
+    assert meta["torch_version"] == torch.__version__
+    assert meta["model"] == "elasticity"
+    assert meta["inputs"] == [{"name": "strain", "type": "SR2", "base_shape": [6], "sub_batch": 0}]
+    assert meta["outputs"] == [{"name": "stress", "type": "SR2", "base_shape": [6], "sub_batch": 0}]
+    assert meta["derivatives"] == [{"output": "stress", "input": "strain"}]
+    assert meta["parameters"] == [{"name": "E", "shape": [], "value": [200e3]}]
+    assert meta["targets"] == [
+        {
+            "device": "cpu",
+            "dtype": "float64",
+            "graphs": {
+                "forward": "cpu/float64/forward.pt2",
+                "jacobian": "cpu/float64/jacobian.pt2",
+            },
+        }
+    ]
+    assert meta["solvers"] == []
+
+
+def test_stub_is_relocatable(compiled):
+    res, _ = compiled
+    text = res.stub_path.read_text()
+    assert "type = AOTIModel" in text
+    assert "artifact_path = 'elasticity'" in text  # relative to the stub
+    assert str(res.artifact_dir.parent) not in text
+
+
+def test_progress_per_graph(compiled):
+    res, lines = compiled
+    text = "\n".join(lines)
+    assert "cpu/float64/forward" in text and "cpu/float64/jacobian" in text
+    assert "stub" in text
+    assert len(res.graphs) == 2
+
+
+def test_second_compile_is_a_cache_hit(compiled, elasticity_input, tmp_path, cache_dir):
+    opts = CompileOptions.from_strings("elasticity", ["stress:strain"], ["E"])
+    res = compile_file(elasticity_input, opts, tmp_path, cache_dir=cache_dir)
+    assert [g.cache_hit for g in res.graphs] == [True, True]
+    assert res.cache_hits == 2
+    first, _ = compiled
+    assert [g.key for g in res.graphs] == [g.key for g in first.graphs]
+    assert "cache hit" in res.summary()
+
+
+def test_changed_model_changes_the_key(compiled, elasticity_input):
+    """Another E gives other graph constants: the cache key differs (no false hit)."""
+    from neml2.compiler._compile import export_graph, graph_key
+    from neml2.compiler._graphs import ForwardGraph
+    from neml2.models import load_model
+
+    keys = []
+    for e in ("200e3", "100e3"):
+        m = load_model(
+            elasticity_input, "elasticity", [f"Models/elasticity/coefficients='{e} 0.3'"]
+        )
+        xs = [torch.rand(8, 6, dtype=torch.float64)]
+        keys.append(graph_key(export_graph(ForwardGraph(m, []), xs, []), {}))
+    assert keys[0] != keys[1]
+
+
+@pytest.mark.parametrize(
+    ("derivs", "params", "message"),
+    [
+        (["stress:T"], [], "'T' is not an input; inputs: strain"),
+        (["strss:"], [], "'strss' is not an output; outputs: stress"),
+        ([], ["elasticity.G"], "has no parameter 'elasticity.G'; parameters: E, nu"),
+    ],
+)
+def test_bad_options_fail_before_compiling(elasticity_input, tmp_path, derivs, params, message):
+    from neml2.models import load_model
+
+    m = load_model(elasticity_input, "elasticity")
+    opts = CompileOptions.from_strings("elasticity", derivs, params)
+    with pytest.raises(FatalError, match=message):
+        compile_model(m, opts, tmp_path, cache_dir=tmp_path / "cache")
+    assert not (tmp_path / "elasticity").exists()
+
+
+def test_example_batch_must_not_specialise(elasticity_input, tmp_path):
+    from neml2.models import load_model
+
+    m = load_model(elasticity_input, "elasticity")
+    with pytest.raises(FatalError, match="at least 2"):
+        compile_model(m, CompileOptions("elasticity"), tmp_path, example_batch=1)
+
+
+def test_cli_cache_hit_and_errors(compiled, elasticity_input, tmp_path, capsys, cache_dir):
+    rc = main(
+        [
+            str(elasticity_input),
+            "--model",
+            "elasticity",
+            "-d",
+            "stress:strain",
+            "-p",
+            "elasticity.E",
+            "-o",
+            str(tmp_path),
+            "--cache-dir",
+            str(cache_dir),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "2 graph(s), 2 from the cache" in out
+    assert (tmp_path / "elasticity_aoti.i").is_file()
+
+    rc = main([str(elasticity_input), "--model", "elastic", "-o", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "no block named 'elastic'" in err
+
+    rc = main([str(elasticity_input), "--model", "elasticity", "-d", "stress"])
+    assert rc == 1
+    assert "expected OUT:IN" in capsys.readouterr().err
