@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from neml2.tensors._base import TensorWrapper, as_tensor
-from neml2.tensors._broadcast import align
+from neml2.tensors._broadcast import _region_broadcast, align
 from neml2.tensors._errors import ShapeError
 from neml2.tensors._regions import RegionView, expand_full
 from neml2.tensors._tangents import Dual
@@ -174,7 +174,11 @@ def cat(values: Sequence[TensorWrapper], dim: int = 0) -> TensorWrapper:
         while p.dim() < n:
             p = p.unsqueeze(0)
         ps.append(p)
-    common = list(torch.broadcast_shapes(*[(*p.shape[:dim], 1, *p.shape[dim + 1 :]) for p in ps]))
+    shapes = [(*p.shape[:dim], 1, *p.shape[dim + 1 :]) for p in ps]
+    merged = _region_broadcast(shapes)
+    if merged is None:
+        raise ShapeError(f"cannot concatenate values of shapes {[tuple(p.shape) for p in ps]}")
+    common = list(merged)
     outs = []
     for d, p in zip(duals, ps, strict=True):
         tgt = list(common)

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from neml2.tensors._base import TensorWrapper
-from neml2.tensors._broadcast import insert_singletons
+from neml2.tensors._broadcast import _region_broadcast, insert_singletons
 from neml2.tensors._errors import ShapeError
 from neml2.tensors._regions import expand_full
 from neml2.tensors._tangents import pad_after_seed
@@ -47,13 +47,12 @@ def _direction(value: TensorWrapper, d: Any, nseed: int) -> torch.Tensor:
     if t.dim() < nseed + value.base_ndim:
         raise ShapeError(f"tangent of shape {tuple(t.shape)} lacks its {nseed} seed axes")
     t = pad_after_seed(t.to(value.dtype) if t.dtype != value.dtype else t, nseed, value.data.dim())
-    try:
-        torch.broadcast_shapes(t.shape[nseed:], value.data.shape)
-    except RuntimeError as e:
+    # a plain-Python check: torch.broadcast_shapes imports torch._refs (seconds) on first use
+    if _region_broadcast([tuple(t.shape[nseed:]), tuple(value.data.shape)]) is None:
         raise ShapeError(
             f"tangent of shape {tuple(t.shape)} (seed axes {nseed}) does not broadcast "
             f"against {type(value).__name__} of shape {tuple(value.data.shape)}"
-        ) from e
+        )
     return t
 
 
