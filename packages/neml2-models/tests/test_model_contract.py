@@ -243,3 +243,36 @@ def test_scalar_input_types():
     m = neml2.load_model(HELLO, "elasticity")
     with pytest.raises(FatalError, match="forward takes 1 inputs"):
         m(SR2(_strain(1)), Scalar(1.0))
+
+
+def test_parameter_given_by_another_model(tmp_path):
+    """Mode 3: a parameter naming a [Models] block is that model's output; the provider is
+    composed in automatically and its inputs become inputs of the loaded model."""
+    p = _input(
+        tmp_path,
+        """
+        [Models]
+          [youngs]
+            type = LinearIsotropicHardening
+            hardening_modulus = 1e5
+            equivalent_plastic_strain = 'T'
+            isotropic_hardening = 'E_of_T'
+          []
+          [m]
+            type = LinearIsotropicElasticity
+            coefficients = 'youngs 0.25'
+            coefficient_types = 'YOUNGS_MODULUS POISSONS_RATIO'
+          []
+        []
+        """,
+    )
+    m = load_model(p, "m")
+    assert sorted(m.input_names) == ["T", "strain"]
+    assert m.output_names == ["stress"]
+    names = [n for n, _ in m.named_parameters()]
+    assert "youngs.hardening_modulus" in names and "m.nu" in names
+    e = _strain(3)
+    T = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    out, J = m.jacobian({"strain": e, "T": T})
+    # E = 1e5 * T and stress is linear in E: dS/dT = S / T
+    torch.testing.assert_close(J["stress"]["T"], out["stress"] / T.unsqueeze(-1))
