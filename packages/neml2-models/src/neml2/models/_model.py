@@ -99,14 +99,20 @@ class Model(torch.nn.Module):
         self.opts: dict[str, Any] = schema.fill_defaults(values, self._where)
         #: option name -> variable name, for every variable field
         self.var: dict[str, str] = {}
-        for f in schema.fields:
+        variables = [f for f in schema.fields if isinstance(f, VariableField)]
+        plain = {f.name: self.opts[f.name] for f in variables if "{" not in self.opts[f.name]}
+        for f in variables:
             value = self.opts[f.name]
-            if isinstance(f, VariableField):
-                if f.is_output:
-                    self.declare_output(value, f.type)
-                else:
-                    self.declare_input(value, f.type)
-                self.var[f.name] = value
+            if "{" in value:  # a default derived from other variables, e.g. "{back_stress}_rate"
+                try:
+                    value = value.format(**plain)
+                except (KeyError, IndexError, ValueError) as e:
+                    raise self.error(f"bad variable name template '{value}' ({e})", f.name) from e
+            if f.is_output:
+                self.declare_output(value, f.type)
+            else:
+                self.declare_input(value, f.type)
+            self.var[f.name] = value
         self.setup()
         for f in schema.fields:
             if isinstance(f, ParameterField) and f.name not in self._param_meta:

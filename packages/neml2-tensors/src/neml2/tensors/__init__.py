@@ -10,7 +10,7 @@ Types (base shape): ``Scalar ()``, ``Vec (3)``, ``SR2 (6, Mandel)``, ``R2 (3, 3)
 from neml2.tensors import _pytree
 from neml2.tensors._base import MATMUL_RULES, TensorWrapper, register_matmul
 from neml2.tensors._errors import ConvergenceError, FatalError, NEML2Error, ShapeError
-from neml2.tensors._factories import base_stack, cat, linspace, logspace, stack
+from neml2.tensors._factories import base_stack, cat, constant, linspace, logspace, stack
 from neml2.tensors._functions import (
     abs,
     arccos,
@@ -93,6 +93,7 @@ __all__ = [
     "cat",
     "clamp",
     "compose",
+    "constant",
     "cos",
     "cosh",
     "det",

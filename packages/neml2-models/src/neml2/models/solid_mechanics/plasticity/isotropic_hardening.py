@@ -7,8 +7,7 @@ import torch
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
-from neml2.models.solid_mechanics.plasticity._util import constant, default_output_name
-from neml2.tensors import Scalar, exp, where
+from neml2.tensors import Scalar, constant, exp, where
 from neml2.tensors import abs as abs_
 
 _EP = input("equivalent_plastic_strain", Scalar, doc="equivalent plastic strain ε̄p")
@@ -62,15 +61,12 @@ class SlopeSaturationVoceIsotropicHardening(Model):
         output(
             "isotropic_hardening_rate",
             Scalar,
-            "",
+            "{isotropic_hardening}_rate",
             doc="isotropic hardening rate (default: <isotropic_hardening>_rate)",
         ),
         parameter("saturated_hardening", Scalar, doc="saturated isotropic hardening R"),
         parameter("initial_hardening_rate", Scalar, doc="initial hardening rate θ₀"),
     )
-
-    def setup(self) -> None:
-        default_output_name(self, "isotropic_hardening_rate", "isotropic_hardening", "_rate")
 
     def forward(self, flow_rate: Scalar, isotropic_hardening: Scalar) -> Scalar:
         R = self.param("saturated_hardening")
@@ -93,21 +89,18 @@ class PowerLawIsotropicHardeningStaticRecovery(Model):
         output(
             "isotropic_hardening_rate",
             Scalar,
-            "",
+            "{isotropic_hardening}_recovery_rate",
             doc="recovery rate (default: <isotropic_hardening>_recovery_rate)",
         ),
         parameter("tau", Scalar, doc="recovery rate τ"),
         parameter("n", Scalar, doc="recovery exponent n"),
     )
 
-    def setup(self) -> None:
-        default_output_name(
-            self, "isotropic_hardening_rate", "isotropic_hardening", "_recovery_rate"
-        )
-
     def forward(self, isotropic_hardening: Scalar) -> Scalar:
         tau, n = self.param("tau"), self.param("n")
         h = isotropic_hardening
         nonzero = abs_(h) > 0.0
-        ratio = where(nonzero, abs_(h) / tau, constant(h, 1.0))  # keep log(0) out of the tangents
-        return where(nonzero, -(ratio ** (n - 1.0)) * h / tau, constant(h, 0.0))
+        ratio = where(
+            nonzero, abs_(h) / tau, constant(Scalar, 1.0, like=h)
+        )  # keep log(0) out of the tangents
+        return where(nonzero, -(ratio ** (n - 1.0)) * h / tau, constant(Scalar, 0.0, like=h))

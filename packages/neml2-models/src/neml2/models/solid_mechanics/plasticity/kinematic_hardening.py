@@ -7,7 +7,6 @@ import torch
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
-from neml2.models.solid_mechanics.plasticity._util import default_output_name
 from neml2.tensors import SR2, Scalar
 
 
@@ -43,13 +42,15 @@ class FredrickArmstrongPlasticHardening(Model):
         input("flow_rate", Scalar, doc="flow rate γ̇"),
         input("flow_direction", SR2, doc="flow direction ∂f/∂M (see Normality)"),
         input("back_stress", SR2, doc="back stress X"),
-        output("back_stress_rate", SR2, "", doc="back stress rate (default: <back_stress>_rate)"),
+        output(
+            "back_stress_rate",
+            SR2,
+            "{back_stress}_rate",
+            doc="back stress rate (default: <back_stress>_rate)",
+        ),
         parameter("C", Scalar, doc="kinematic hardening coefficient C"),
         parameter("g", Scalar, doc="dynamic recovery coefficient g"),
     )
-
-    def setup(self) -> None:
-        default_output_name(self, "back_stress_rate", "back_stress", "_rate")
 
     def _dynamic(self, flow_rate: Scalar, flow_direction: SR2, back_stress: SR2) -> SR2:
         C, g = self.param("C"), self.param("g")
@@ -96,15 +97,12 @@ class PowerLawKinematicHardeningStaticRecovery(Model):
         output(
             "back_stress_rate",
             SR2,
-            "",
+            "{back_stress}_recovery_rate",
             doc="back stress recovery rate (default: <back_stress>_recovery_rate)",
         ),
         parameter("tau", Scalar, doc="static recovery rate τ"),
         parameter("n", Scalar, doc="static recovery exponent n"),
     )
-
-    def setup(self) -> None:
-        default_output_name(self, "back_stress_rate", "back_stress", "_recovery_rate")
 
     def forward(self, back_stress: SR2) -> SR2:
         tau, n = self.param("tau"), self.param("n")

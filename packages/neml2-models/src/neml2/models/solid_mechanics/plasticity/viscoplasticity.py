@@ -5,8 +5,7 @@ from __future__ import annotations
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
-from neml2.models.solid_mechanics.plasticity._util import constant
-from neml2.tensors import Scalar, where
+from neml2.tensors import Scalar, constant, where
 
 
 @register()
@@ -30,5 +29,5 @@ class PerzynaPlasticFlowRate(Model):
         n = self.param("exponent")
         active = yield_function > 0.0
         # evaluate the power only on the active side: log(0) never enters the tangents
-        ratio = where(active, yield_function / eta, constant(yield_function, 1.0))
-        return where(active, ratio**n, constant(yield_function, 0.0))
+        ratio = where(active, yield_function / eta, constant(Scalar, 1.0, like=yield_function))
+        return where(active, ratio**n, constant(Scalar, 0.0, like=yield_function))
