@@ -9,6 +9,7 @@ as converged.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -72,7 +73,7 @@ class Newton:
     fields = (
         option("abs_tol", float, 1e-10, doc="absolute tolerance on the residual norm"),
         option("rel_tol", float, 1e-8, doc="tolerance on the residual norm relative to the first"),
-        option("max_its", int, 25, doc="maximum number of iterations"),
+        option("max_its", int, 100, doc="maximum number of iterations"),
         option("linear_solver", str, "", doc="[Solvers] block of the linear solver (DenseLU)"),
         option("verbose", bool, False, doc="print the residual norm per iteration"),
     )
@@ -142,39 +143,68 @@ class Newton:
 
 @register()
 class NewtonWithLineSearch(Newton):
-    """Newton with a backtracking line search on ``‖r‖²``.
+    """Newton with a backtracking line search (the reference library's criterion).
 
-    The step ``α du`` is cut by ``linesearch_cutback`` until
-    ``‖r(u + α du)‖² ≤ (1 - 2 c α) ‖r(u)‖²`` (``c = linesearch_stopping_criteria``)
-    or ``max_linesearch_iterations`` cuts were made; each point picks its own ``α``.
+    With ``du = -J⁻¹ r0``, trial points ``u + α du`` are evaluated for
+    ``α = 1, 1/σ, 1/σ², ...`` (``σ = linesearch_cutback``) until
+    ``‖r(u + α du)‖² ≤ crit`` or ``‖r‖ ≤ abs_tol``, with
+    ``crit = ‖r0‖² + 2 c α r0·du`` (``BACKTRACKING``) or ``(1 - c α) ‖r0‖²``
+    (``STRONG_WOLFE``), ``c = linesearch_stopping_criteria``. At most
+    ``max_linesearch_iterations - 1`` trial points are evaluated; each batch
+    point keeps its own ``α``, and the step ends at the last point evaluated for
+    it (no error when the search runs out).
     """
 
     fields = (
-        option("max_linesearch_iterations", int, 10, doc="maximum number of step cuts"),
+        option(
+            "max_linesearch_iterations", int, 10, doc="maximum number of line-search iterations"
+        ),
         option("linesearch_cutback", float, 2.0, doc="factor dividing the step at each cut"),
         option("linesearch_stopping_criteria", float, 1e-3, doc="sufficient-decrease constant"),
+        option(
+            "linesearch_type",
+            str,
+            "BACKTRACKING",
+            choices=("BACKTRACKING", "STRONG_WOLFE"),
+            doc="stopping criterion of the line search",
+        ),
+        option(
+            "check_negative_critertion",
+            bool,
+            False,
+            doc="warn when the line-search criterion becomes negative",
+        ),
     )
 
     def _step(self, fn, u, r, J, args):
         du = self.linear.solve(J, -r)
         c = self.opts["linesearch_stopping_criteria"]
         cut = self.opts["linesearch_cutback"]
-        nr2 = (r * r).sum(-1)
-        alpha = torch.ones_like(nr2)
+        atol2 = self.opts["abs_tol"] ** 2
+        wolfe = self.opts["linesearch_type"] == "STRONG_WOLFE"
+        nr02 = (r * r).sum(-1)
+        r0du = (r * du).sum(-1)
+        alpha = torch.ones_like(nr02)
         u_try = u + du
         r_try, J_try = fn(u_try, *args)
-        for _ in range(self.opts["max_linesearch_iterations"]):
-            ok = (r_try * r_try).sum(-1) <= (1.0 - 2.0 * c * alpha) * nr2
-            ok = ok | ~torch.isfinite(nr2)
-            if not _tracing() and bool(ok.all()):
+        crit = nr02
+        for i in range(1, self.opts["max_linesearch_iterations"]):
+            if i > 1:
+                u_try = u + alpha.unsqueeze(-1) * du
+                r_try, J_try = fn(u_try, *args)
+            nr2 = (r_try * r_try).sum(-1)
+            crit = (1.0 - c * alpha) * nr02 if wolfe else nr02 + 2.0 * c * alpha * r0du
+            stop = (nr2 <= crit) | (nr2 <= atol2) | ~torch.isfinite(nr02)
+            if not _tracing() and bool(stop.all()):
                 break
-            alpha = torch.where(ok, alpha, alpha / cut)
-            u_new = u + alpha.unsqueeze(-1) * du
-            r_new, J_new = fn(u_new, *args)
-            keep = ok.unsqueeze(-1)
-            u_try = torch.where(keep, u_try, u_new)
-            r_try = torch.where(keep, r_try, r_new)
-            J_try = torch.where(keep.unsqueeze(-1), J_try, J_new)
+            alpha = torch.where(stop, alpha, alpha / cut)
+        if self.opts["check_negative_critertion"] and not _tracing() and bool((crit < 0).any()):
+            print(
+                "WARNING: the line search criterion became negative; try another "
+                "linesearch_type, a larger linesearch_cutback or a smaller "
+                "linesearch_stopping_criteria",
+                file=sys.stderr,
+            )
         return u_try, r_try, J_try
 
 
