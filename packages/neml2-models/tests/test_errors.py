@@ -254,3 +254,21 @@ def test_settings(tmp_path):
     p = _write(tmp_path, "[Settings]\n  default_dtype = float32\n[]\n")
     with pytest.raises(FatalError, match=r":2:\d+: unknown setting 'default_dtype'"):
         load_input(p)
+
+
+@register("_TestRate")
+class _Rate(Model):
+    """``{x}_rate`` default output name derived from the input's name."""
+
+    fields = (input("x", Scalar), output("rate", Scalar, "{x}_rate"))
+
+    def forward(self, x):
+        return x * 2.0
+
+
+def test_variable_name_templates(tmp_path):
+    assert _Rate().output_names == ["x_rate"]
+    assert _Rate(x="X1").output_names == ["X1_rate"]
+    assert _Rate(x="X1", rate="r").output_names == ["r"]
+    with pytest.raises(FatalError, match="bad variable name template"):
+        _Rate(rate="{nope}_rate")
