@@ -33,7 +33,6 @@ KNOWN_FAILURES = {
         "per_slip_hardening_declared",
         "single_crystal_coupled",
         "single_crystal_decoupled",
-        "taylor",
     )
 }
 KNOWN_FAILURES["verification/solid_mechanics/cp_basic/cp_basic.i"] = (
