@@ -234,11 +234,13 @@ class Model(torch.nn.Module):
         typed = [_typed(x, t) for x, t in zip(args, self.input_spec.values(), strict=True)]
         n = len(self._structural)
         saved = self._call_values
-        self._call_values = dict(zip(self.input_spec, typed, strict=True)) if self._promoted else {}
+        # plain attribute writes: nn.Module.__setattr__ is slow and this runs every call
+        current = dict(zip(self.input_spec, typed, strict=True)) if self._promoted else {}
+        object.__setattr__(self, "_call_values", current)
         try:
             out = f(self, *typed[:n])
         finally:
-            self._call_values = saved
+            object.__setattr__(self, "_call_values", saved)
         return out
 
     def _forward_tangents(self, f, args, v, v2):
