@@ -35,9 +35,6 @@ KNOWN_FAILURES = {
         "single_crystal_decoupled",
     )
 }
-KNOWN_FAILURES["verification/solid_mechanics/cp_basic/cp_basic.i"] = (
-    "crystal plasticity: Newton does not converge at step 1"
-)
 
 
 def _types(root) -> set[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from neml2.models._model import Model
 from neml2.models._registry import register
-from neml2.models._schema import input, option, output
+from neml2.models._schema import input, option, output, parameter
 from neml2.tensors import MRP, R2, SR2, WR2, Scalar, Vec, where
 
 TYPES = {"Scalar": Scalar, "Vec": Vec, "SR2": SR2, "R2": R2, "WR2": WR2, "MRP": MRP}
@@ -74,10 +74,11 @@ class LinearExtrapolationPredictor(_ListedUnknowns):
 
 @register()
 class CrystalPlasticityStrainPredictor(Model):
-    """Elastic-strain guess for crystal plasticity: ``ε_e = scale · D · (t - t~1)``.
+    """Elastic-strain guess for crystal plasticity: ``ε_e = s · D · (t - t~1)``.
 
-    ``D`` is the prescribed deformation rate; a fraction ``scale`` of the total
-    strain increment is taken as elastic.
+    ``D`` is the prescribed deformation rate and ``s`` (``scale``) the fraction
+    of the strain increment taken as elastic (the reference library's warm-up
+    predictor; its guess does not depend on the previous elastic strain).
     """
 
     fields = (
@@ -85,8 +86,8 @@ class CrystalPlasticityStrainPredictor(Model):
         input("time", Scalar, "t", doc="current time"),
         input("time_old", Scalar, "t~1", doc="previous time"),
         output("elastic_strain", SR2, doc="predicted elastic strain"),
-        option("scale", float, 0.05, doc="fraction of the strain increment taken as elastic"),
+        parameter("scale", Scalar, doc="scale factor applied to the strain increment"),
     )
 
     def forward(self, d, t, t1):
-        return d * ((t - t1) * self.opts["scale"])
+        return d * self.param("scale") * (t - t1)
