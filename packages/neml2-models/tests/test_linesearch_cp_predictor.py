@@ -1,0 +1,94 @@
+"""NewtonWithLineSearch (the reference library's backtracking rule) and the crystal-plasticity
+warm-up predictor."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from neml2.models import load_input
+from neml2.models.predictors import CrystalPlasticityStrainPredictor
+from neml2.solvers import Newton, NewtonWithLineSearch
+from neml2.tensors import SR2, FatalError, Scalar
+
+torch.set_default_dtype(torch.float64)
+
+
+def _atan(u):
+    """r = atan(u) per component: full Newton steps diverge from |u0| > 1.39."""
+    r = torch.atan(u)
+    J = torch.diag_embed(1.0 / (1.0 + u * u))
+    return r, J
+
+
+def _hand_step(u, c=1e-3, cut=2.0, miter=5):
+    """One reference line-search step on a single scalar system, written out by hand."""
+    r0 = torch.atan(u)
+    du = -r0 * (1.0 + u * u)
+    crit0 = float(r0 * r0)
+    alpha, last = 1.0, None
+    for _ in range(1, miter):
+        up = u + alpha * du
+        rp = torch.atan(up)
+        last = up
+        if float(rp * rp) <= crit0 + 2.0 * c * alpha * float(r0 * du):
+            break
+        alpha /= cut
+    return last
+
+
+def test_step_matches_hand_rule_per_point():
+    s = NewtonWithLineSearch(max_linesearch_iterations=5)
+    u = torch.tensor([[0.5], [2.0], [5.0], [-20.0]])
+    r, J = _atan(u)
+    u1, r1, J1 = s._step(_atan, u, r, J, ())
+    for i in range(u.shape[0]):
+        assert torch.allclose(u1[i], _hand_step(u[i]), rtol=0, atol=1e-14)
+    # the returned residual and Jacobian belong to the returned point
+    r_ref, J_ref = _atan(u1)
+    assert torch.equal(r1, r_ref) and torch.equal(J1, J_ref)
+
+
+def test_line_search_converges_where_plain_newton_diverges():
+    u0 = torch.tensor([[3.0, -4.0], [0.1, 10.0]])
+    res = NewtonWithLineSearch(max_linesearch_iterations=10).solve(_atan, u0)
+    assert bool(res.converged.all())
+    assert res.u.abs().max() < 1e-8
+    plain = Newton(max_its=10).solve(_atan, u0)
+    assert not bool(plain.converged.all())
+
+
+def test_strong_wolfe_and_option_errors(tmp_path):
+    u0 = torch.tensor([[3.0]])
+    res = NewtonWithLineSearch(linesearch_type="STRONG_WOLFE").solve(_atan, u0)
+    assert bool(res.converged.all())
+    f = tmp_path / "bad.i"
+    f.write_text(
+        "[Solvers]\n  [n]\n    type = NewtonWithLineSearch\n    linesearch_type = WOLFE\n  []\n[]\n"
+    )
+    with pytest.raises(FatalError, match=r"bad\.i:4.*linesearch_type"):
+        load_input(f).object("Solvers", "n")
+
+
+def test_reference_defaults():
+    s = NewtonWithLineSearch()
+    assert s.opts["max_its"] == 100
+    assert s.opts["max_linesearch_iterations"] == 10
+    assert s.opts["linesearch_cutback"] == 2.0
+    assert s.opts["linesearch_stopping_criteria"] == 1e-3
+
+
+def test_cp_strain_predictor_formula_batched():
+    g = torch.Generator().manual_seed(3)
+    D = SR2(torch.randn(4, 6, generator=g))
+    t = Scalar(torch.rand(4, generator=g) + 1.0)
+    tn = Scalar(torch.rand(4, generator=g))
+    m = CrystalPlasticityStrainPredictor(scale=0.1)
+    out = m(D, t, tn)
+    expect = 0.1 * D.data * (t.data - tn.data).unsqueeze(-1)
+    assert torch.allclose(out.data, expect, rtol=1e-14, atol=0)
+
+
+def test_cp_strain_predictor_scale_required():
+    with pytest.raises(FatalError, match="scale"):
+        CrystalPlasticityStrainPredictor()
