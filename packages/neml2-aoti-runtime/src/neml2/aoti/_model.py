@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +212,14 @@ class Model:
     def _prepare(self, inputs: Mapping[str, Any]) -> tuple[list[int], list[torch.Tensor]]:
         if not isinstance(inputs, Mapping):
             raise FatalError(f"inputs must be a dict of name -> tensor, got {type(inputs)}")
+        unknown = [n for n in inputs if n not in self._in_base]
+        if unknown:
+            close = get_close_matches(unknown[0], self.input_names, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise FatalError(
+                f"unknown input '{unknown[0]}'{hint}; the model's inputs are: "
+                f"{', '.join(self.input_names)}"
+            )
         for n, x in inputs.items():
             if not isinstance(x, torch.Tensor):
                 raise FatalError(f"input '{n}' is a {type(x).__name__}, not a torch.Tensor")
@@ -229,7 +238,7 @@ class Model:
         flat = []
         for name in self.input_names:
             base = self._in_base[name]
-            x = inputs[name].expand(*batch, *base).reshape(n, *base)
+            x = inputs[name].expand((*batch, *base)).reshape(n, *base)
             flat.append(x.contiguous())
         return batch, flat
 
@@ -242,8 +251,8 @@ class Model:
     @staticmethod
     def _unflatten(y: torch.Tensor, batch: list[int], n: int, base: list[int]) -> torch.Tensor:
         if y.dim() == len(base):  # batch-independent: broadcast it
-            y = y.expand(n, *base)
-        return y.reshape(*batch, *base)
+            y = y.expand((n, *base))
+        return y.reshape((*batch, *base))
 
     def forward(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         """``{output: (*B, *out_base)}`` for ``{input: (*B, *in_base)}``."""
@@ -311,9 +320,17 @@ class Model:
                 t = torch.as_tensor(tangents[i], dtype=self._dtype, device=self._device)
                 base = self._in_base[i]
                 nbi = len(base)
+                tbatch = _core.batch_shape_of(f"tangent of {i}", t, base)
                 block = J[o][i]  # (*B, *out_base, *in_base)
-                tb = t.reshape(*t.shape[: t.dim() - nbi], *([1] * nbo), *base)
-                prod = block * tb
+                tb = t.reshape((*tbatch, *([1] * nbo), *base))
+                try:
+                    prod = block * tb
+                except RuntimeError as e:
+                    xb = tuple(out[o].shape[: out[o].dim() - nbo])
+                    raise FatalError(
+                        f"tangent of '{i}' has batch shape {tuple(tbatch)}, which does not "
+                        f"broadcast with the inputs' batch shape {xb}"
+                    ) from e
                 acc = acc + (prod.flatten(-nbi).sum(-1) if nbi else prod)
             res[o] = acc
         return out, res

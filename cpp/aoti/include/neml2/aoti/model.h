@@ -1,0 +1,77 @@
+// neml2::aoti::Model: a neml2-compile artifact loaded in C++ (the cpp-aoti route).
+//
+// The artifact is a directory with metadata.json and one .pt2 (AOT Inductor
+// package) per graph and <device>/<dtype> target; see docs/aoti.md. Calls take
+// and return name-keyed raw tensors at (*B, *base). Inputs are validated by
+// name, trailing shape, dtype and device, their batch shapes broadcast, and the
+// graphs run on the flattened batch. Errors are FatalError naming the variable
+// or file; no Python is involved.
+#pragma once
+
+#include "neml2/aoti/batch.h"
+
+#include <ATen/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace neml2::aoti
+{
+/// The metadata schema this runtime reads.
+constexpr int64_t SCHEMA_VERSION = 1;
+
+using TensorMap = std::map<std::string, at::Tensor>;
+using JacobianMap = std::map<std::string, TensorMap>;
+
+class Model
+{
+public:
+  /// Load the artifact at `path` (its directory or its metadata.json). `device`
+  /// ("cpu", "cuda") and `dtype` ("float64", "float32") pick a compiled target;
+  /// empty picks the first one listed.
+  explicit Model(const std::string & path,
+                 const std::string & device = "",
+                 const std::string & dtype = "");
+  ~Model();
+  Model(Model &&) noexcept;
+  Model & operator=(Model &&) noexcept;
+  Model(const Model &) = delete;
+  Model & operator=(const Model &) = delete;
+
+  /// {output: (*B, *out_base)}.
+  TensorMap forward(const TensorMap & inputs);
+  /// Outputs and sum_i J[out][i] . t_i for every output whose blocks w.r.t. all
+  /// tangent inputs were compiled (missing tangents are zero).
+  std::pair<TensorMap, TensorMap> jvp(const TensorMap & inputs, const TensorMap & tangents);
+  /// Outputs and the compiled blocks J[out][in] at (*B, *out_base, *in_base).
+  std::pair<TensorMap, JacobianMap> jacobian(const TensorMap & inputs);
+
+  const std::vector<std::string> & input_names() const;
+  const std::vector<std::string> & output_names() const;
+  /// Variable types as recorded by neml2-compile ("SR2", "Scalar", ...).
+  const std::map<std::string, std::string> & variable_types() const;
+  const std::map<std::string, Shape> & input_base_shapes() const;
+  const std::map<std::string, Shape> & output_base_shapes() const;
+  /// Compiled (output, input) derivative pairs.
+  const std::vector<std::pair<std::string, std::string>> & derivatives() const;
+  c10::Device device() const;
+  c10::ScalarType dtype() const;
+  /// Directory of the artifact and the torch version it was built with.
+  const std::string & path() const;
+  const std::string & built_with_torch() const;
+
+  /// Promoted parameters (neml2-compile -p); mutable, the next call sees changes.
+  TensorMap & named_parameters();
+  /// Replace a promoted parameter wholesale (same shape as compiled).
+  void set_parameter(const std::string & name, const at::Tensor & value);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> _impl;
+};
+} // namespace neml2::aoti

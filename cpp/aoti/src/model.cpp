@@ -1,0 +1,453 @@
+#include "neml2/aoti/model.h"
+#include "neml2/aoti/errors.h"
+#include "neml2/aoti/json.h"
+#include "neml2/aoti/version.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace neml2::aoti
+{
+namespace
+{
+std::string
+join(const std::vector<std::string> & v)
+{
+  std::string out;
+  for (const auto & s : v)
+    out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+c10::ScalarType
+parse_dtype(const std::string & s, const std::string & where)
+{
+  if (s == "float64")
+    return at::kDouble;
+  if (s == "float32")
+    return at::kFloat;
+  throw FatalError(where + ": unknown dtype '" + s + "' (float64 or float32)");
+}
+
+std::string
+dtype_name(c10::ScalarType t)
+{
+  return t == at::kDouble ? "float64" : t == at::kFloat ? "float32" : c10::toString(t);
+}
+
+Shape
+read_shape(const Json & j, const std::string & what)
+{
+  Shape s;
+  for (const auto & d : j.as_array(what))
+    s.push_back(d.as_int(what));
+  return s;
+}
+} // namespace
+
+struct Model::Impl
+{
+  std::string dir;
+  std::string meta_path;
+  std::string torch_built;
+  std::vector<std::string> inputs, outputs;
+  std::map<std::string, std::string> types;
+  std::map<std::string, Shape> in_base, out_base;
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::vector<std::string> param_names;
+  TensorMap params;
+  std::map<std::string, Shape> param_shapes;
+  std::map<std::string, std::string> graphs; // graph -> .pt2 path
+  std::map<std::string, std::unique_ptr<torch::inductor::AOTIModelPackageLoader>> loaders;
+  c10::Device device = c10::Device("cpu");
+  c10::ScalarType dtype = at::kDouble;
+  std::string target;
+
+  torch::inductor::AOTIModelPackageLoader & loader(const std::string & graph)
+  {
+    auto it = loaders.find(graph);
+    if (it != loaders.end())
+      return *it->second;
+    const auto g = graphs.find(graph);
+    if (g == graphs.end())
+      throw FatalError(dir + ": the artifact has no '" + graph +
+                       "' graph; recompile with neml2-compile -d OUT:IN to get derivatives");
+    std::unique_ptr<torch::inductor::AOTIModelPackageLoader> l;
+    try
+    {
+      l = std::make_unique<torch::inductor::AOTIModelPackageLoader>(g->second);
+    }
+    catch (const std::exception & e)
+    {
+      throw FatalError(g->second + ": cannot load the compiled graph: " + e.what());
+    }
+    return *(loaders[graph] = std::move(l));
+  }
+
+  /// Validate, broadcast and flatten the inputs; returns the batch shape.
+  Shape prepare(const TensorMap & x, std::vector<at::Tensor> & flat) const
+  {
+    for (const auto & [name, value] : x)
+    {
+      if (!in_base.count(name))
+        throw FatalError("unknown input '" + name + "'; the model's inputs are: " + join(inputs));
+      if (!value.defined())
+        throw FatalError("input '" + name + "' is an undefined tensor");
+      if (value.scalar_type() != dtype)
+        throw FatalError("input '" + name + "' has dtype " + dtype_name(value.scalar_type()) +
+                         " but the model was compiled for " + dtype_name(dtype) + " (target " +
+                         target + ")");
+      if (value.device().type() != device.type())
+        throw FatalError("input '" + name + "' is on " + value.device().str() +
+                         " but the model was compiled for " + device.str());
+    }
+    const Shape batch = broadcast_batch_shape(x, in_base);
+    int64_t n = 1;
+    for (auto b : batch)
+      n *= b;
+    flat.clear();
+    for (const auto & name : inputs)
+    {
+      const auto & base = in_base.at(name);
+      Shape full(batch);
+      full.insert(full.end(), base.begin(), base.end());
+      Shape flat_shape{n};
+      flat_shape.insert(flat_shape.end(), base.begin(), base.end());
+      flat.push_back(x.at(name).expand(full).reshape(flat_shape).contiguous());
+    }
+    return batch;
+  }
+
+  std::vector<at::Tensor> run(const std::string & graph, std::vector<at::Tensor> flat)
+  {
+    for (const auto & p : param_names)
+      flat.push_back(params.at(p).contiguous());
+    auto & l = loader(graph);
+    return l.run(flat);
+  }
+
+  static at::Tensor unflatten(const at::Tensor & y, const Shape & batch, const Shape & base)
+  {
+    int64_t n = 1;
+    for (auto b : batch)
+      n *= b;
+    at::Tensor t = y;
+    if (t.dim() == static_cast<int64_t>(base.size())) // batch-independent
+    {
+      Shape full{n};
+      full.insert(full.end(), base.begin(), base.end());
+      t = t.expand(full);
+    }
+    Shape shape(batch);
+    shape.insert(shape.end(), base.begin(), base.end());
+    return t.reshape(shape);
+  }
+};
+
+Model::Model(const std::string & path, const std::string & device, const std::string & dtype)
+    : _impl(std::make_unique<Impl>())
+{
+  auto & m = *_impl;
+  fs::path p(path);
+  fs::path meta = fs::is_directory(p) ? p / "metadata.json" : p;
+  m.meta_path = meta.string();
+  m.dir = meta.parent_path().string();
+  std::ifstream in(meta);
+  if (!fs::is_regular_file(meta) || !in)
+    throw FatalError(m.meta_path +
+                     ": no neml2 AOTI artifact here (metadata.json not found or unreadable)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const Json j = Json::parse(ss.str(), m.meta_path);
+  const std::string what = m.meta_path;
+  try
+  {
+    j.as_object(what);
+    const auto schema = j.at("schema_version", what).as_int(what + " schema_version");
+    if (schema != SCHEMA_VERSION)
+      throw FatalError(what + ": metadata schema_version " + std::to_string(schema) +
+                       " is not the " + std::to_string(SCHEMA_VERSION) +
+                       " this runtime reads; recompile it with this neml2-compile");
+    m.torch_built = j.at("torch_version", what).as_string(what + " torch_version");
+    check_torch_compatible(m.torch_built, what);
+    for (const auto & [key, names, base] : {std::make_tuple("inputs", &m.inputs, &m.in_base),
+                                            std::make_tuple("outputs", &m.outputs, &m.out_base)})
+      for (const auto & v : j.at(key, what).as_array(what + " " + key))
+      {
+        const auto & name = v.at("name", what + " " + key).as_string(what + " name");
+        names->push_back(name);
+        m.types[name] = v.at("type", what + " " + name).as_string(what + " type");
+        (*base)[name] = read_shape(v.at("base_shape", what + " " + name), what + " base_shape");
+      }
+    if (j.has("derivatives"))
+      for (const auto & d : j.at("derivatives", what).as_array(what + " derivatives"))
+      {
+        const auto & o = d.at("output", what + " derivative").as_string(what + " output");
+        const auto & i = d.at("input", what + " derivative").as_string(what + " input");
+        if (!m.out_base.count(o) || !m.in_base.count(i))
+          throw FatalError(what + ": derivative " + o + ":" + i + " names unknown variables");
+        m.pairs.emplace_back(o, i);
+      }
+    const auto & targets = j.at("targets", what).as_array(what + " targets");
+    const Json * chosen = nullptr;
+    for (const auto & t : targets)
+    {
+      const auto & dev = t.at("device", what + " target").as_string(what + " device");
+      const auto & dt = t.at("dtype", what + " target").as_string(what + " dtype");
+      if ((device.empty() || device == dev) && (dtype.empty() || dtype == dt))
+      {
+        chosen = &t;
+        break;
+      }
+    }
+    if (!chosen)
+    {
+      std::string have;
+      for (const auto & t : targets)
+        have += (have.empty() ? "" : ", ") + t.at("device", what).as_string(what) + "/" +
+                t.at("dtype", what).as_string(what);
+      throw FatalError(what + ": no target for device " + (device.empty() ? "any" : device) +
+                       " and dtype " + (dtype.empty() ? "any" : dtype) +
+                       "; compiled targets: " + (have.empty() ? "none" : have));
+    }
+    const auto & dev = chosen->at("device", what).as_string(what);
+    const auto & dt = chosen->at("dtype", what).as_string(what);
+    m.target = dev + "/" + dt;
+    m.device = c10::Device(dev);
+    m.dtype = parse_dtype(dt, what);
+    for (const auto & [g, rel] : chosen->at("graphs", what).as_object(what + " graphs"))
+    {
+      const auto file = (fs::path(m.dir) / rel.as_string(what + " graph")).string();
+      if (!fs::is_regular_file(file))
+        throw FatalError(what + ": graph file " + file + " is missing");
+      m.graphs[g] = file;
+    }
+    if (!m.graphs.count("forward"))
+      throw FatalError(what + ": the target " + m.target + " has no forward graph");
+    if (j.has("parameters"))
+      for (const auto & q : j.at("parameters", what).as_array(what + " parameters"))
+      {
+        const auto & name = q.at("name", what + " parameter").as_string(what + " name");
+        const auto shape = read_shape(q.at("shape", what + " " + name), what + " shape");
+        std::vector<double> vals;
+        for (const auto & x : q.at("value", what + " " + name).as_array(what + " value"))
+          vals.push_back(x.as_number(what + " value"));
+        int64_t numel = 1;
+        for (auto s : shape)
+          numel *= s;
+        if (numel != static_cast<int64_t>(vals.size()))
+          throw FatalError(what + ": parameter '" + name + "' has " + std::to_string(vals.size()) +
+                           " values for shape " + shape_str(shape));
+        auto t = at::tensor(vals, at::TensorOptions().dtype(at::kDouble)).reshape(shape);
+        m.param_names.push_back(name);
+        m.params[name] = t.to(m.device, m.dtype);
+        m.param_shapes[name] = shape;
+      }
+  }
+  catch (const FatalError & e)
+  {
+    // Errors of the JSON accessors (a key missing, a value of the wrong kind)
+    // mean a damaged file; the others (schema, torch, targets) say it themselves.
+    const std::string msg = e.what();
+    if (msg.find(" has no key '") != std::string::npos ||
+        msg.find(" must be ") != std::string::npos)
+      throw FatalError(what + ": corrupt metadata (" + msg + ")");
+    throw;
+  }
+}
+
+Model::~Model() = default;
+Model::Model(Model &&) noexcept = default;
+Model & Model::operator=(Model &&) noexcept = default;
+
+TensorMap
+Model::forward(const TensorMap & inputs)
+{
+  auto & m = *_impl;
+  std::vector<at::Tensor> flat;
+  const auto batch = m.prepare(inputs, flat);
+  const auto out = m.run("forward", std::move(flat));
+  TensorMap res;
+  for (std::size_t k = 0; k < m.outputs.size(); ++k)
+    res[m.outputs[k]] = Impl::unflatten(out.at(k), batch, m.out_base.at(m.outputs[k]));
+  return res;
+}
+
+std::pair<TensorMap, JacobianMap>
+Model::jacobian(const TensorMap & inputs)
+{
+  auto & m = *_impl;
+  if (m.pairs.empty())
+    throw FatalError(m.dir + ": the artifact was compiled without derivatives; recompile with "
+                             "neml2-compile -d OUT:IN (e.g. -d : for the full Jacobian)");
+  std::vector<at::Tensor> flat;
+  const auto batch = m.prepare(inputs, flat);
+  const auto res = m.run("jacobian", std::move(flat));
+  const auto nout = m.outputs.size();
+  if (res.size() != nout + m.pairs.size())
+    throw FatalError(m.dir + ": the jacobian graph returned " + std::to_string(res.size()) +
+                     " tensors, the metadata describes " + std::to_string(nout + m.pairs.size()));
+  TensorMap out;
+  for (std::size_t k = 0; k < nout; ++k)
+    out[m.outputs[k]] = Impl::unflatten(res[k], batch, m.out_base.at(m.outputs[k]));
+  JacobianMap J;
+  for (std::size_t k = 0; k < m.pairs.size(); ++k)
+  {
+    const auto & [o, i] = m.pairs[k];
+    Shape base = m.out_base.at(o);
+    const auto & ib = m.in_base.at(i);
+    base.insert(base.end(), ib.begin(), ib.end());
+    J[o][i] = Impl::unflatten(res[nout + k], batch, base);
+  }
+  return {out, J};
+}
+
+std::pair<TensorMap, TensorMap>
+Model::jvp(const TensorMap & inputs, const TensorMap & tangents)
+{
+  auto & m = *_impl;
+  std::vector<std::string> given;
+  for (const auto & [name, t] : tangents)
+    if (!m.in_base.count(name))
+      throw FatalError("tangent for unknown input '" + name +
+                       "'; the model's inputs are: " + join(m.inputs));
+  for (const auto & name : m.inputs)
+    if (tangents.count(name))
+      given.push_back(name);
+  std::vector<std::string> usable;
+  for (const auto & o : m.outputs)
+  {
+    bool ok = true;
+    for (const auto & i : given)
+      ok = ok && std::find(m.pairs.begin(), m.pairs.end(), std::make_pair(o, i)) != m.pairs.end();
+    if (ok)
+      usable.push_back(o);
+  }
+  if (usable.empty())
+  {
+    std::vector<std::string> known;
+    for (const auto & [o, i] : m.pairs)
+      known.push_back(o + ":" + i);
+    throw FatalError("no output has compiled derivatives w.r.t. all of " + join(given) +
+                     " (compiled pairs: " + (known.empty() ? "none" : join(known)) +
+                     "); recompile with neml2-compile -d :" + (given.empty() ? "" : given[0]));
+  }
+  auto [out, J] = jacobian(inputs);
+  TensorMap res;
+  for (const auto & o : usable)
+  {
+    const auto nbo = static_cast<int64_t>(m.out_base.at(o).size());
+    at::Tensor acc = at::zeros_like(out.at(o));
+    for (const auto & i : given)
+    {
+      const auto & base = m.in_base.at(i);
+      const auto nbi = static_cast<int64_t>(base.size());
+      const at::Tensor t = tangents.at(i).to(m.device, m.dtype);
+      const auto tbatch = batch_shape_of("tangent of " + i, t, base);
+      Shape shape(tbatch);
+      shape.insert(shape.end(), static_cast<std::size_t>(nbo), 1);
+      shape.insert(shape.end(), base.begin(), base.end());
+      at::Tensor prod;
+      try
+      {
+        prod = J.at(o).at(i) * t.reshape(shape);
+      }
+      catch (const std::exception &)
+      {
+        throw FatalError("tangent of '" + i + "' has batch shape " + shape_str(tbatch) +
+                         ", which does not broadcast with the inputs' batch shape");
+      }
+      acc = acc + (nbi ? prod.flatten(-nbi).sum(-1) : prod);
+    }
+    res[o] = acc;
+  }
+  return {out, res};
+}
+
+const std::vector<std::string> &
+Model::input_names() const
+{
+  return _impl->inputs;
+}
+
+const std::vector<std::string> &
+Model::output_names() const
+{
+  return _impl->outputs;
+}
+
+const std::map<std::string, std::string> &
+Model::variable_types() const
+{
+  return _impl->types;
+}
+
+const std::map<std::string, Shape> &
+Model::input_base_shapes() const
+{
+  return _impl->in_base;
+}
+
+const std::map<std::string, Shape> &
+Model::output_base_shapes() const
+{
+  return _impl->out_base;
+}
+
+const std::vector<std::pair<std::string, std::string>> &
+Model::derivatives() const
+{
+  return _impl->pairs;
+}
+
+c10::Device
+Model::device() const
+{
+  return _impl->device;
+}
+
+c10::ScalarType
+Model::dtype() const
+{
+  return _impl->dtype;
+}
+
+const std::string &
+Model::path() const
+{
+  return _impl->dir;
+}
+
+const std::string &
+Model::built_with_torch() const
+{
+  return _impl->torch_built;
+}
+
+TensorMap &
+Model::named_parameters()
+{
+  return _impl->params;
+}
+
+void
+Model::set_parameter(const std::string & name, const at::Tensor & value)
+{
+  auto & m = *_impl;
+  if (!m.params.count(name))
+    throw FatalError("no promoted parameter '" + name +
+                     "'; promoted: " + (m.param_names.empty() ? "(none)" : join(m.param_names)) +
+                     " (promote one with neml2-compile -p NAME)");
+  if (!value.defined() || value.sizes().vec() != m.param_shapes.at(name))
+    throw FatalError("parameter '" + name + "' has shape " +
+                     (value.defined() ? shape_str(value.sizes()) : "(undefined)") +
+                     " but was compiled with shape " + shape_str(m.param_shapes.at(name)));
+  m.params[name] = value.to(m.device, m.dtype).clone();
+}
+} // namespace neml2::aoti

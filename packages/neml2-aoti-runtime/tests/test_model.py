@@ -1,0 +1,161 @@
+"""neml2.aoti.Model on a tiny hand-built artifact: calls, broadcasting, parameters, errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import reference
+
+from neml2.aoti import Model
+from neml2.tensors import FatalError
+
+F64 = torch.float64
+
+
+def _inputs(*batch):
+    g = torch.Generator().manual_seed(len(batch) + sum(batch))
+    return {
+        "x": torch.rand(batch, generator=g, dtype=F64),
+        "strain": torch.rand((*batch, 6), generator=g, dtype=F64),
+    }
+
+
+def test_surface(artifact):
+    m = Model(artifact)
+    assert m.input_names == ["x", "strain"]
+    assert m.output_names == ["y", "s"]
+    assert m.input_base_shapes == [(), (6,)]
+    assert m.output_base_shapes == [(), (6,)]
+    assert m.device == torch.device("cpu") and m.dtype == F64
+    assert set(m.named_parameters()) == {"k"}
+    assert Model(artifact / "metadata.json").output_names == ["y", "s"]
+
+
+@pytest.mark.parametrize("batch", [(1,), (7,), (1000,), (), (2, 3)])
+def test_forward_jacobian_jvp(artifact, batch):
+    m = Model(artifact)
+    x = _inputs(*batch)
+    y, s, dy_de, ds_dx = reference(x["x"], x["strain"], 2.0)
+    out = m.forward(x)
+    torch.testing.assert_close(out["y"], y, rtol=1e-12, atol=0)
+    torch.testing.assert_close(out["s"], s, rtol=1e-12, atol=0)
+    out, J = m.jacobian(x)
+    torch.testing.assert_close(J["y"]["strain"], dy_de)
+    torch.testing.assert_close(J["s"]["x"], ds_dx)
+    t = {"strain": torch.ones((*batch, 6), dtype=F64)}
+    _, jv = m.jvp(x, t)
+    assert set(jv) == {"y"}  # ds/dstrain was not compiled
+    torch.testing.assert_close(jv["y"], (dy_de * t["strain"]).sum(-1))
+
+
+def test_broadcasting(artifact):
+    m = Model(artifact)
+    x = {"x": torch.tensor(3.0, dtype=F64), "strain": torch.rand(4, 1, 6, dtype=F64)}
+    out = m.forward(x)
+    assert out["s"].shape == (4, 1, 6) and out["y"].shape == (4, 1)
+    x = {"x": torch.rand(5, dtype=F64), "strain": torch.rand(4, 1, 6, dtype=F64)}
+    assert m.forward(x)["s"].shape == (4, 5, 6)
+
+
+def test_parameters_are_mutable(artifact):
+    m = Model(artifact)
+    x = _inputs(3)
+    m.named_parameters()["k"].fill_(5.0)
+    torch.testing.assert_close(m.forward(x)["y"], reference(x["x"], x["strain"], 5.0)[0])
+    m.set_parameter("k", torch.tensor(-1.0, dtype=F64))
+    torch.testing.assert_close(m.forward(x)["y"], reference(x["x"], x["strain"], -1.0)[0])
+    with pytest.raises(FatalError, match="no promoted parameter 'E'; promoted: k"):
+        m.set_parameter("E", 1.0)
+    with pytest.raises(FatalError, match=r"parameter 'k' has shape \(2,\)"):
+        m.set_parameter("k", torch.ones(2, dtype=F64))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda x: x.pop("x"), "missing input 'x'"),
+        (lambda x: x.update(strian=x.pop("strain")), "unknown input 'strian'"),
+        (
+            lambda x: x.update(strain=torch.zeros(3, 5, dtype=F64)),
+            r"input 'strain' has shape \(3, 5\) but must end in its base shape \(6,\)",
+        ),
+        (
+            lambda x: x.update(x=x["x"].float()),
+            "input 'x' has dtype torch.float32 but the model was compiled for torch.float64",
+        ),
+        (lambda x: x.update(x=[1.0, 2.0, 3.0]), "input 'x' is a list, not a torch.Tensor"),
+        (
+            lambda x: x.update(x=torch.zeros(4, dtype=F64)),
+            "does not broadcast",
+        ),
+    ],
+)
+def test_bad_inputs(artifact, change, message):
+    m = Model(artifact)
+    x = _inputs(3)
+    change(x)
+    with pytest.raises(FatalError, match=message):
+        m.forward(x)
+
+
+def test_missing_pair(artifact):
+    m = Model(artifact)
+    _, J = m.jacobian(_inputs(2))
+    with pytest.raises(FatalError, match=r"block s:strain was not compiled.*-d s:strain"):
+        J["s"]["strain"]
+    _, jv = m.jvp(_inputs(2), {"x": torch.ones(2, dtype=F64)})
+    assert set(jv) == {"s"}
+    t = {"x": torch.ones(2, dtype=F64), "strain": torch.ones(2, 6, dtype=F64)}
+    with pytest.raises(FatalError, match=r"no output has compiled derivatives w\.r\.t\. all of x"):
+        m.jvp(_inputs(2), t)
+    with pytest.raises(FatalError, match="tangent for unknown input"):
+        m.jvp(_inputs(2), {"T": torch.ones(2, dtype=F64)})
+
+
+def test_no_derivatives_compiled(edited):
+    def edit(meta):
+        meta["derivatives"] = []
+        del meta["targets"][0]["graphs"]["jacobian"]
+
+    m = Model(edited(edit))
+    assert m.forward(_inputs(2))["y"].shape == (2,)
+    with pytest.raises(FatalError, match="compiled without derivatives; recompile with"):
+        m.jacobian(_inputs(2))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda meta: "{ not json", "corrupt metadata \\(not valid JSON"),
+        (lambda meta: "[1, 2]", "corrupt metadata \\(not a JSON object\\)"),
+        (lambda meta: meta.pop("inputs"), "corrupt metadata \\(missing key 'inputs'\\)"),
+        (lambda meta: meta["inputs"][0].pop("base_shape"), "corrupt metadata \\(KeyError"),
+        (lambda meta: meta.update(schema_version=99), "schema_version 99 is not the 1"),
+        (
+            lambda meta: meta.update(torch_version="2.99.0"),
+            "was built with torch 2.99.0 but this libneml2 runs torch",
+        ),
+        (
+            lambda meta: meta["targets"][0]["graphs"].update(forward="cpu/float64/gone.pt2"),
+            "graph file .*gone.pt2 is missing",
+        ),
+    ],
+)
+def test_bad_artifacts(edited, edit, message):
+    with pytest.raises(FatalError, match=message):
+        Model(edited(edit))
+
+
+def test_target_selection(artifact, tmp_path):
+    with pytest.raises(FatalError, match="no target for device any and dtype float32"):
+        Model(artifact, dtype=torch.float32)
+    with pytest.raises(FatalError, match=r"metadata\.json not found"):
+        Model(tmp_path)
+
+
+def test_bad_tangents(artifact):
+    m = Model(artifact)
+    with pytest.raises(FatalError, match=r"input 'tangent of strain' has shape \(2, 5\)"):
+        m.jvp(_inputs(2), {"strain": torch.ones(2, 5, dtype=F64)})
+    with pytest.raises(FatalError, match=r"tangent of 'strain' has batch shape \(3,\)"):
+        m.jvp(_inputs(2), {"strain": torch.ones(3, 6, dtype=F64)})
