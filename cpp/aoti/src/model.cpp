@@ -62,6 +62,9 @@ struct Model::Impl
   std::vector<std::pair<std::string, std::string>> pairs;
   std::vector<std::string> param_names;
   TensorMap params;
+  /// every parameter graph input in order: promoted ones and lifted constants
+  std::vector<std::string> graph_params;
+  TensorMap hidden;
   std::map<std::string, Shape> param_shapes;
   std::map<std::string, std::string> graphs; // graph -> .pt2 path
   std::map<std::string, std::unique_ptr<torch::inductor::AOTIModelPackageLoader>> loaders;
@@ -126,8 +129,8 @@ struct Model::Impl
 
   std::vector<at::Tensor> run(const std::string & graph, std::vector<at::Tensor> flat)
   {
-    for (const auto & p : param_names)
-      flat.push_back(params.at(p).contiguous());
+    for (const auto & p : graph_params)
+      flat.push_back((params.count(p) ? params.at(p) : hidden.at(p)).contiguous());
     auto & l = loader(graph);
     return l.run(flat);
   }
@@ -245,9 +248,16 @@ Model::Model(const std::string & path, const std::string & device, const std::st
           throw FatalError(what + ": parameter '" + name + "' has " + std::to_string(vals.size()) +
                            " values for shape " + shape_str(shape));
         auto t = at::tensor(vals, at::TensorOptions().dtype(at::kDouble)).reshape(shape);
-        m.param_names.push_back(name);
-        m.params[name] = t.to(m.device, m.dtype);
-        m.param_shapes[name] = shape;
+        const bool exposed = !q.has("exposed") || q.at("exposed", what).as_bool(what + " exposed");
+        m.graph_params.push_back(name);
+        if (exposed)
+        {
+          m.param_names.push_back(name);
+          m.params[name] = t.to(m.device, m.dtype);
+          m.param_shapes[name] = shape;
+        }
+        else
+          m.hidden[name] = t.to(m.device, m.dtype);
       }
   }
   catch (const FatalError & e)

@@ -30,7 +30,10 @@ def test_metadata(compiled):
     assert meta["inputs"] == [{"name": "strain", "type": "SR2", "base_shape": [6], "sub_batch": 0}]
     assert meta["outputs"] == [{"name": "stress", "type": "SR2", "base_shape": [6], "sub_batch": 0}]
     assert meta["derivatives"] == [{"output": "stress", "input": "strain"}]
-    assert meta["parameters"] == [{"name": "E", "shape": [], "value": [200e3]}]
+    assert meta["parameters"] == [
+        {"name": "E", "shape": [], "value": [200e3], "exposed": True},
+        {"name": "nu", "shape": [], "value": [0.3], "exposed": False},
+    ]
     assert meta["targets"] == [
         {
             "device": "cpu",

@@ -139,10 +139,16 @@ class Model:
         self._in_base = {v["name"]: [int(s) for s in v["base_shape"]] for v in meta["inputs"]}
         self._out_base = {v["name"]: [int(s) for s in v["base_shape"]] for v in meta["outputs"]}
         self.derivatives = [(d["output"], d["input"]) for d in meta.get("derivatives", [])]
+        # graph inputs after the model inputs, in metadata order: the promoted (-p,
+        # "exposed") parameters and internal constants the compiler lifted
         self._params: dict[str, torch.Tensor] = {}
+        self._hidden: dict[str, torch.Tensor] = {}
+        self._param_order: list[str] = []
         for q in meta.get("parameters", []):
             value = torch.tensor(q["value"], dtype=torch.float64).reshape(q["shape"])
-            self._params[q["name"]] = value.to(dtype=self._dtype, device=self._device)
+            value = value.to(dtype=self._dtype, device=self._device)
+            (self._params if q.get("exposed", True) else self._hidden)[q["name"]] = value
+            self._param_order.append(q["name"])
         self._param_shapes = {n: tuple(v.shape) for n, v in self._params.items()}
         self._runners: dict[str, Any] = {}
         for g in self.target["graphs"].values():
@@ -244,7 +250,10 @@ class Model:
 
     def _run(self, graph: str, flat: list[torch.Tensor]) -> list[torch.Tensor]:
         runner = self._runner(graph)
-        params = [self._params[p].contiguous() for p in self._params]
+        params = [
+            (self._params[p] if p in self._params else self._hidden[p]).contiguous()
+            for p in self._param_order
+        ]
         out = runner(*flat, *params)
         return list(out) if isinstance(out, list | tuple) else [out]
 

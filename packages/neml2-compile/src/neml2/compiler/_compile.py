@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from neml2.tensors import FatalError
 #: Bumped whenever the artifact layout or metadata keys change incompatibly.
 SCHEMA_VERSION = 1
 #: Bumped whenever the graphs built for the same model change (part of the cache key).
-GRAPH_VERSION = 1
+GRAPH_VERSION = 2
 #: Batch size of the example inputs (never 0 or 1: torch would specialise on it).
 EXAMPLE_BATCH = 8
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -154,11 +155,14 @@ def _jsonable(v) -> bool:
         return False
 
 
-def _tensor_entry(name: str, t: torch.Tensor) -> dict[str, Any]:
+def _tensor_entry(name: str, t: torch.Tensor, exposed: bool = True) -> dict[str, Any]:
+    """A graph input holding a parameter's value; ``exposed``: a ``-p`` promoted one
+    (in ``named_parameters()``), else an internal constant the runtimes pass along."""
     return {
         "name": name,
         "shape": list(t.shape),
         "value": t.detach().to("cpu", torch.float64).flatten().tolist(),
+        "exposed": exposed,
     }
 
 
@@ -173,13 +177,38 @@ def example_inputs(model, batch: int, dtype: torch.dtype, device: str) -> list[t
     return xs
 
 
+def _max(iterable, default=0):
+    """``max(..., default=)`` in a form Dynamo traces inside a ``while_loop`` body."""
+    best = None
+    for x in list(iterable):
+        best = x if best is None or x > best else best
+    return default if best is None else best
+
+
+@contextmanager
+def _traceable_tensors():
+    """Work around ``max(gen, default=0)`` in neml2.tensors._broadcast, which Dynamo
+    cannot trace inside the Newton ``while_loop`` body (torch 2.13): shadow the builtin
+    in that module for the duration of an export. Remove once neml2-tensors avoids it."""
+    from neml2.tensors import _broadcast
+
+    _broadcast.max = _max
+    try:
+        yield
+    finally:
+        del _broadcast.max
+
+
 def export_graph(graph: torch.nn.Module, xs: list[torch.Tensor], params: list[torch.Tensor]):
     """``torch.export`` with one dynamic batch axis shared by every model input."""
     batch = torch.export.Dim("batch", min=1, max=2**31 - 2)
     shapes = tuple([{0: batch}] * len(xs) + [None] * len(params))
     try:
         # forward(*args): the whole varargs tuple is one argument to export
-        return torch.export.export(graph, (*xs, *params), dynamic_shapes=(shapes,), strict=False)
+        with _traceable_tensors():
+            return torch.export.export(
+                graph, (*xs, *params), dynamic_shapes=(shapes,), strict=False
+            )
     except Exception as e:  # torch raises many types here; the message is what matters
         raise FatalError(
             f"torch.export failed for the {type(graph).__name__} of model "
@@ -241,9 +270,16 @@ def compile_model(
     pairs = resolve_pairs(model, options.derivatives)
     promoted = resolve_parameters(model, options.parameters, name)
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
-    graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, promoted)}
+    # Every other 0-dim parameter is a graph input too (not exposed by the runtimes):
+    # Inductor fails to lower a scalar constant used inside a while_loop body
+    # ("'Constant' object has no attribute 'data'", torch 2.13), e.g. J2's Newton loop.
+    hidden = [
+        n for n, t in state.items() if n not in promoted and t.dim() == 0 and t.is_floating_point()
+    ]
+    inputs_p = promoted + hidden
+    graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, inputs_p)}
     if pairs:
-        graphs["jacobian"] = JacobianGraph(model, promoted, pairs)
+        graphs["jacobian"] = JacobianGraph(model, inputs_p, pairs)
 
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -263,7 +299,10 @@ def compile_model(
         ],
         "derivatives": [{"output": o, "input": i} for o, i in pairs],
         "requested_derivatives": [str(p) for p in options.derivatives],
-        "parameters": [_tensor_entry(p, state[p]) for p in promoted],
+        "parameters": [
+            *(_tensor_entry(p, state[p]) for p in promoted),
+            *(_tensor_entry(p, state[p], exposed=False) for p in hidden),
+        ],
         "solvers": _solver_settings(model),
         "graphs": {
             "forward": {"file": "forward.pt2", "outputs": list(model.output_spec)},
@@ -293,7 +332,7 @@ def compile_model(
                 g.model = m
             xs = example_inputs(m, example_batch, dtype, device)
             st = {**dict(m.named_parameters()), **dict(m.named_buffers())}
-            ps = [st[p].detach().clone() for p in promoted]
+            ps = [st[p].detach().clone() for p in inputs_p]
             for gname, graph in graphs.items():
                 say(f"[{name}] {device}/{dtype_name}/{gname}: exporting ...")
                 t0 = time.perf_counter()
@@ -310,7 +349,7 @@ def compile_model(
                         "torch": torch.__version__,
                         "python": sys.version_info[:2],
                         "pairs": pairs,
-                        "promoted": promoted,
+                        "promoted": inputs_p,
                     },
                 )
                 dest = target / f"{gname}.pt2"
