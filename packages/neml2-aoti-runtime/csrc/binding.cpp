@@ -5,8 +5,10 @@
 // same classes whichever route raised them.
 #include "neml2/aoti/batch.h"
 #include "neml2/aoti/errors.h"
+#include "neml2/aoti/model.h"
 #include "neml2/aoti/version.h"
 
+#include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
 namespace py = pybind11;
@@ -53,6 +55,45 @@ PYBIND11_MODULE(_core, m)
         py::arg("inputs"),
         py::arg("base_shapes"),
         "Broadcast batch shape of name-keyed inputs at (*batch, *base).");
+  // The cpp-aoti runtime; neml2.aoti.Model wraps it (py-aoti runs the same C++).
+  py::class_<Model>(m, "Model")
+      .def(py::init<const std::string &, const std::string &, const std::string &>(),
+           py::arg("path"),
+           py::arg("device") = "",
+           py::arg("dtype") = "")
+      .def("forward", &Model::forward, py::arg("inputs"), py::call_guard<py::gil_scoped_release>())
+      .def("jvp",
+           &Model::jvp,
+           py::arg("inputs"),
+           py::arg("tangents"),
+           py::call_guard<py::gil_scoped_release>())
+      .def(
+          "jacobian", &Model::jacobian, py::arg("inputs"), py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("input_names", &Model::input_names)
+      .def_property_readonly("output_names", &Model::output_names)
+      .def_property_readonly("variable_types", &Model::variable_types)
+      .def_property_readonly("input_base_shapes", &Model::input_base_shapes)
+      .def_property_readonly("output_base_shapes", &Model::output_base_shapes)
+      .def_property_readonly("derivatives", &Model::derivatives)
+      .def_property_readonly("device",
+                             [](const Model & self)
+                             {
+                               return self.device().str();
+                             })
+      .def_property_readonly("dtype",
+                             [](const Model & self)
+                             {
+                               return std::string(c10::toString(self.dtype()));
+                             })
+      .def_property_readonly("path", &Model::path)
+      .def_property_readonly("built_with_torch", &Model::built_with_torch)
+      .def("named_parameters",
+           [](Model & self)
+           {
+             return self.named_parameters();
+           })
+      .def("set_parameter", &Model::set_parameter, py::arg("name"), py::arg("value"));
+
   // Used by the tests to check the translation of each C++ error class.
   m.def(
       "_raise",

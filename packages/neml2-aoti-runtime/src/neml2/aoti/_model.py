@@ -1,17 +1,18 @@
 """``neml2.aoti.Model``: load a neml2-compile artifact and call it (the py-aoti route).
 
 The artifact (see docs/aoti.md) is ``metadata.json`` plus one ``.pt2`` per graph
-and target. This class validates the metadata (schema, torch version), picks the
-``<device>/<dtype>`` target, validates every call's inputs by name, trailing
-shape, dtype and device, broadcasts their batch shapes, flattens them onto the
-graphs' one dynamic batch axis and restores ``(*B, *base)`` on the way out.
+and target. The calls run in libneml2's ``neml2::aoti::Model`` (the cpp-aoti
+runtime, through the pybind module ``_core``), which validates inputs by name,
+trailing shape, dtype and device, broadcasts their batch shapes, runs the graphs
+on one flattened batch axis and restores ``(*B, *base)``. This wrapper adds the
+Python niceties (dict subclasses whose missing keys say which ``-d`` pair to
+compile, suggestions for misspelt names) and reads the metadata for the HIT shim.
 Every failure is a :class:`neml2.tensors.FatalError` naming the file or variable.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from difflib import get_close_matches
 from pathlib import Path
@@ -141,20 +142,12 @@ class Model:
         self.derivatives = [(d["output"], d["input"]) for d in meta.get("derivatives", [])]
         # graph inputs after the model inputs, in metadata order: the promoted (-p,
         # "exposed") parameters and internal constants the compiler lifted
-        self._params: dict[str, torch.Tensor] = {}
-        self._hidden: dict[str, torch.Tensor] = {}
-        self._param_order: list[str] = []
-        for q in meta.get("parameters", []):
-            value = torch.tensor(q["value"], dtype=torch.float64).reshape(q["shape"])
-            value = value.to(dtype=self._dtype, device=self._device)
-            (self._params if q.get("exposed", True) else self._hidden)[q["name"]] = value
-            self._param_order.append(q["name"])
-        self._param_shapes = {n: tuple(v.shape) for n, v in self._params.items()}
-        self._runners: dict[str, Any] = {}
-        for g in self.target["graphs"].values():
-            f = self.path / g
-            if not f.is_file():
-                raise FatalError(f"{where}: graph file {f} is missing")
+        self._param_shapes = {
+            q["name"]: tuple(int(d) for d in q["shape"])
+            for q in meta.get("parameters", [])
+            if q.get("exposed", True)
+        }
+        self._cpp = _core.Model(str(self.path), self.target["device"], self.target["dtype"])
 
     # ------------------------------------------------------------------ introspection
     @property
@@ -175,13 +168,14 @@ class Model:
 
     def named_parameters(self) -> dict[str, torch.Tensor]:
         """The promoted parameters (mutable in place; the next call sees the change)."""
-        return self._params
+        return self._cpp.named_parameters()
 
     def set_parameter(self, name: str, value: Any) -> None:
         """Replace promoted parameter *name* wholesale (same shape as compiled)."""
-        if name not in self._params:
+        if name not in self._param_shapes:
+            known = ", ".join(self._param_shapes) or "(none)"
             raise FatalError(
-                f"no promoted parameter '{name}'; promoted: {', '.join(self._params) or '(none)'}"
+                f"no promoted parameter '{name}'; promoted: {known}"
                 " (promote one with neml2-compile -p NAME)"
             )
         t = torch.as_tensor(value, dtype=self._dtype, device=self._device)
@@ -190,7 +184,7 @@ class Model:
                 f"parameter '{name}' has shape {tuple(t.shape)} but was compiled with shape "
                 f"{self._param_shapes[name]}"
             )
-        self._params[name] = t.clone()
+        self._cpp.set_parameter(name, t)
 
     def __repr__(self) -> str:
         return (
@@ -199,79 +193,37 @@ class Model:
         )
 
     # ------------------------------------------------------------------ calls
-    def _runner(self, graph: str):
-        r = self._runners.get(graph)
-        if r is None:
-            rel = self.target["graphs"].get(graph)
-            if rel is None:
-                raise FatalError(
-                    f"{self.path}: the artifact has no '{graph}' graph; recompile with "
-                    "neml2-compile -d OUT:IN to get derivatives"
-                )
-            try:
-                r = torch._inductor.aoti_load_package(str(self.path / rel))
-            except Exception as e:
-                raise FatalError(f"{self.path / rel}: cannot load the compiled graph: {e}") from e
-            self._runners[graph] = r
-        return r
-
-    def _prepare(self, inputs: Mapping[str, Any]) -> tuple[list[int], list[torch.Tensor]]:
+    def _check(self, inputs: Mapping[str, Any], what: str = "input") -> dict[str, torch.Tensor]:
+        """Python-side checks with friendlier messages; the C++ runtime checks the rest."""
         if not isinstance(inputs, Mapping):
-            raise FatalError(f"inputs must be a dict of name -> tensor, got {type(inputs)}")
+            raise FatalError(f"{what}s must be a dict of name -> tensor, got {type(inputs)}")
         unknown = [n for n in inputs if n not in self._in_base]
         if unknown:
             close = get_close_matches(unknown[0], self.input_names, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
+            label = "tangent for unknown input" if what == "tangent" else "unknown input"
             raise FatalError(
-                f"unknown input '{unknown[0]}'{hint}; the model's inputs are: "
+                f"{label} '{unknown[0]}'{hint}; the model's inputs are: "
                 f"{', '.join(self.input_names)}"
             )
         for n, x in inputs.items():
             if not isinstance(x, torch.Tensor):
-                raise FatalError(f"input '{n}' is a {type(x).__name__}, not a torch.Tensor")
+                raise FatalError(f"{what} '{n}' is a {type(x).__name__}, not a torch.Tensor")
             if x.dtype != self._dtype:
                 raise FatalError(
-                    f"input '{n}' has dtype {x.dtype} but the model was compiled for "
+                    f"{what} '{n}' has dtype {x.dtype} but the model was compiled for "
                     f"{self._dtype} (target {self.target['device']}/{self.target['dtype']})"
                 )
             if x.device.type != self._device.type:
                 raise FatalError(
-                    f"input '{n}' is on {x.device} but the model was compiled for "
+                    f"{what} '{n}' is on {x.device} but the model was compiled for "
                     f"{self._device.type}"
                 )
-        batch = list(_core.broadcast_batch_shape(dict(inputs), self._in_base))
-        n = math.prod(batch)
-        flat = []
-        for name in self.input_names:
-            base = self._in_base[name]
-            x = inputs[name].expand((*batch, *base)).reshape(n, *base)
-            flat.append(x.contiguous())
-        return batch, flat
-
-    def _run(self, graph: str, flat: list[torch.Tensor]) -> list[torch.Tensor]:
-        runner = self._runner(graph)
-        params = [
-            (self._params[p] if p in self._params else self._hidden[p]).contiguous()
-            for p in self._param_order
-        ]
-        out = runner(*flat, *params)
-        return list(out) if isinstance(out, list | tuple) else [out]
-
-    @staticmethod
-    def _unflatten(y: torch.Tensor, batch: list[int], n: int, base: list[int]) -> torch.Tensor:
-        if y.dim() == len(base):  # batch-independent: broadcast it
-            y = y.expand((n, *base))
-        return y.reshape((*batch, *base))
+        return dict(inputs)
 
     def forward(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         """``{output: (*B, *out_base)}`` for ``{input: (*B, *in_base)}``."""
-        batch, flat = self._prepare(inputs)
-        n = math.prod(batch)
-        out = self._run("forward", flat)
-        return {
-            o: self._unflatten(y, batch, n, self._out_base[o])
-            for o, y in zip(self.output_names, out, strict=True)
-        }
+        return self._cpp.forward(self._check(inputs))
 
     __call__ = forward
 
@@ -279,25 +231,11 @@ class Model:
         self, inputs: Mapping[str, Any]
     ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
         """Outputs and the compiled blocks ``J[out][in]`` at ``(*B, *out_base, *in_base)``."""
-        if not self.derivatives:
-            raise FatalError(
-                f"{self.path}: the artifact was compiled without derivatives; recompile with "
-                "neml2-compile -d OUT:IN (e.g. -d : for the full Jacobian)"
-            )
-        batch, flat = self._prepare(inputs)
-        n = math.prod(batch)
-        res = self._run("jacobian", flat)
-        nout = len(self.output_names)
-        out = {
-            o: self._unflatten(y, batch, n, self._out_base[o])
-            for o, y in zip(self.output_names, res[:nout], strict=True)
-        }
+        out, blocks = self._cpp.jacobian(self._check(inputs))
         known = [f"{o}:{i}" for o, i in self.derivatives]
         J = Jacobian(known)
-        for (o, i), y in zip(self.derivatives, res[nout:], strict=True):
-            J.setdefault(o, Blocks(o, known))[i] = self._unflatten(
-                y, batch, n, [*self._out_base[o], *self._in_base[i]]
-            )
+        for o, row in blocks.items():
+            J[o] = Blocks(o, known, row)
         return out, J
 
     def jvp(
@@ -305,41 +243,4 @@ class Model:
     ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """Outputs and ``sum_i J[out][i] . t_i`` for every output whose needed blocks were
         compiled (missing tangents count as zero)."""
-        unknown = [k for k in tangents if k not in self._in_base]
-        if unknown:
-            raise FatalError(
-                f"tangent for unknown input(s) {', '.join(unknown)}; inputs: "
-                f"{', '.join(self.input_names)}"
-            )
-        have = set(self.derivatives)
-        given = [i for i in self.input_names if i in tangents]
-        usable = [o for o in self.output_names if all((o, i) in have for i in given)]
-        if not usable:
-            raise FatalError(
-                f"no output has compiled derivatives w.r.t. all of {', '.join(given)} "
-                f"(compiled pairs: {', '.join(f'{o}:{i}' for o, i in self.derivatives) or 'none'})"
-                f"; recompile with neml2-compile -d :{given[0] if given else ''}"
-            )
-        out, J = self.jacobian(inputs)
-        res = {}
-        for o in usable:
-            nbo = len(self._out_base[o])
-            acc = torch.zeros_like(out[o])
-            for i in given:
-                t = torch.as_tensor(tangents[i], dtype=self._dtype, device=self._device)
-                base = self._in_base[i]
-                nbi = len(base)
-                tbatch = _core.batch_shape_of(f"tangent of {i}", t, base)
-                block = J[o][i]  # (*B, *out_base, *in_base)
-                tb = t.reshape((*tbatch, *([1] * nbo), *base))
-                try:
-                    prod = block * tb
-                except RuntimeError as e:
-                    xb = tuple(out[o].shape[: out[o].dim() - nbo])
-                    raise FatalError(
-                        f"tangent of '{i}' has batch shape {tuple(tbatch)}, which does not "
-                        f"broadcast with the inputs' batch shape {xb}"
-                    ) from e
-                acc = acc + (prod.flatten(-nbi).sum(-1) if nbi else prod)
-            res[o] = acc
-        return out, res
+        return self._cpp.jvp(self._check(inputs), self._check(tangents, "tangent"))
