@@ -1,7 +1,9 @@
 // Smoke test of an installed neml2: headers found, libneml2 linked, torch
-// usable, errors catchable through the public base class.
+// usable, errors catchable through the public base class; given an artifact
+// directory, load the compiled model and run it on a batch of 2.
 #include "neml2/aoti/batch.h"
 #include "neml2/aoti/errors.h"
+#include "neml2/aoti/model.h"
 #include "neml2/aoti/version.h"
 
 #include <ATen/ATen.h>
@@ -9,8 +11,29 @@
 #include <iostream>
 
 int
-main()
+run_model(const std::string & path)
 {
+  neml2::aoti::Model m(path);
+  std::map<std::string, at::Tensor> x;
+  for (const auto & name : m.input_names())
+  {
+    std::vector<int64_t> shape{2};
+    const auto & base = m.input_base_shapes().at(name);
+    shape.insert(shape.end(), base.begin(), base.end());
+    x[name] = at::full(shape, 0.5, at::TensorOptions().dtype(m.dtype()));
+  }
+  const auto out = m.forward(x);
+  for (const auto & [name, value] : out)
+    std::cout << name << ": " << neml2::aoti::shape_str(value.sizes()) << " sum "
+              << value.sum().item<double>() << "\n";
+  return out.size() == m.output_names().size() ? 0 : 1;
+}
+
+int
+main(int argc, char ** argv)
+{
+  if (argc > 1)
+    return run_model(argv[1]);
   std::cout << "neml2 " << neml2::aoti::version() << " (torch " << neml2::aoti::torch_version()
             << ")\n";
   const auto b =

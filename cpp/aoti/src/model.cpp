@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
+#include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,6 +17,28 @@ namespace neml2::aoti
 {
 namespace
 {
+/// The model library inside a .pt2 links libtorch.so, which a pure C++ host (linking
+/// only libtorch_cpu / c10) has not loaded. Load it from the directory libtorch_cpu
+/// came from, so no RPATH or LD_LIBRARY_PATH is needed.
+void
+ensure_libtorch_loaded()
+{
+  static const bool done = []()
+  {
+    Dl_info info;
+    auto * sym = reinterpret_cast<void *>(
+        &torch::inductor::AOTIModelPackageLoader::load_metadata_from_package);
+    if (dladdr(sym, &info) && info.dli_fname)
+    {
+      const auto lib = fs::path(info.dli_fname).parent_path() / "libtorch.so";
+      if (fs::exists(lib))
+        dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    }
+    return true;
+  }();
+  (void)done;
+}
+
 std::string
 join(const std::vector<std::string> & v)
 {
@@ -82,6 +105,7 @@ struct Model::Impl
       throw FatalError(dir + ": the artifact has no '" + graph +
                        "' graph; recompile with neml2-compile -d OUT:IN to get derivatives");
     std::unique_ptr<torch::inductor::AOTIModelPackageLoader> l;
+    ensure_libtorch_loaded();
     try
     {
       l = std::make_unique<torch::inductor::AOTIModelPackageLoader>(g->second);
