@@ -24,19 +24,6 @@ FILES = (
 )
 CHECKS = ("TransientRegression", "Verification")
 
-#: Cases known to fail today, with the reason; strict, so a fix must remove the entry.
-KNOWN_FAILURES = {
-    f"regression/solid_mechanics/crystal_plasticity/{c}/model.i": (
-        "crystal plasticity: Newton does not converge at step 1"
-    )
-    for c in (
-        "per_slip_hardening_declared",
-        "single_crystal_coupled",
-        "single_crystal_decoupled",
-    )
-}
-
-
 def _types(root) -> set[str]:
     out = set()
     for node in root.walk():
@@ -52,9 +39,6 @@ def test_transient_case(path):
     missing = sorted(t for t in _types(root) if lookup(t) is None and t != "Python")
     if missing:
         pytest.xfail(f"not implemented yet: {', '.join(missing)}")
-    known = KNOWN_FAILURES.get(str(path.relative_to(BASE)))
-    if known:
-        pytest.xfail(known)  # run it by hand: uv run neml2-run <file> regression
     ctx = load_input(path)
     names = [
         b.name for b in ctx.section("Drivers").children() if b.param("type").as_str() in CHECKS

@@ -107,7 +107,8 @@ def _mrp_matrix(r):
 
 
 def test_implicit_exponential_residual_matches_rotation_algebra():
-    """``s - exp(dt w) ∘ s_n`` checked on rotation matrices: R(s - r) = I where r = 0."""
+    """``s - q(dt w) ∘ s_n`` checked on rotation matrices, with the reference library's
+    increment ``q(v) = v tan(x/2) / (2 x cos(x/2))``, ``x = |v|²`` written out by hand."""
     m = WR2ImplicitExponentialTimeIntegration(variable="q")
     n = 6
     sn = 0.2 * _rand(n, 3, seed=1)
@@ -115,9 +116,9 @@ def test_implicit_exponential_residual_matches_rotation_algebra():
     t, tn = _times(n, seed=3)
     # choose s so that the residual vanishes: s = exp(dt w) ∘ s_n, built by hand
     dt = (t - tn)[:, None]
-    theta = (w * dt).norm(dim=-1, keepdim=True)
-    axis = w * dt / theta
-    inc = axis * torch.tan(theta / 4)  # MRP of the increment
+    v = w * dt
+    x = (v * v).sum(-1, keepdim=True)
+    inc = v * torch.tan(x / 2) / (2 * x * torch.cos(x / 2))  # MRP of the increment
     R = _mrp_matrix(inc) @ _mrp_matrix(sn)
     # MRP of R via its quaternion (angle < pi here)
     qw = 0.5 * torch.sqrt(1 + R.diagonal(dim1=-2, dim2=-1).sum(-1))
@@ -129,6 +130,21 @@ def test_implicit_exponential_residual_matches_rotation_algebra():
     # and the residual is linear in s
     out2 = m.forward({"q": s + 0.1, "q~1": sn, "q_rate": w, "t": t, "t~1": tn})["q_residual"]
     torch.testing.assert_close(out2, torch.full_like(out2, 0.1))
+
+
+def test_rotation_increment_is_the_exponential_map_to_first_order():
+    """The reference's increment and the exact map ``v tan(|v|/4)/|v|`` differ at O(|v|³)."""
+    from neml2.models.common.time_integration import rotation_increment
+    from neml2.tensors import WR2
+
+    d = torch.nn.functional.normalize(_rand(4, 3, seed=5), dim=-1)
+    for eps in (1e-1, 1e-2):
+        v = eps * d
+        q = rotation_increment(WR2(v)).data
+        th = v.norm(dim=-1, keepdim=True)
+        exact = v * torch.tan(th / 4) / th
+        torch.testing.assert_close(q, exact, atol=eps**3, rtol=0)
+        assert (q - exact).abs().max() > 0  # not the same map
 
 
 def _write(tmp_path, text):

@@ -72,7 +72,7 @@ def test_strong_wolfe_and_option_errors(tmp_path):
 
 def test_reference_defaults():
     s = NewtonWithLineSearch()
-    assert s.opts["max_its"] == 100
+    assert s.opts["max_its"] == 25  # the reference library's default
     assert s.opts["max_linesearch_iterations"] == 10
     assert s.opts["linesearch_cutback"] == 2.0
     assert s.opts["linesearch_stopping_criteria"] == 1e-3

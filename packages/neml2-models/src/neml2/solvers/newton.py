@@ -73,7 +73,7 @@ class Newton:
     fields = (
         option("abs_tol", float, 1e-10, doc="absolute tolerance on the residual norm"),
         option("rel_tol", float, 1e-8, doc="tolerance on the residual norm relative to the first"),
-        option("max_its", int, 100, doc="maximum number of iterations"),
+        option("max_its", int, 25, doc="maximum number of iterations"),
         option("linear_solver", str, "", doc="[Solvers] block of the linear solver (DenseLU)"),
         option("verbose", bool, False, doc="print the residual norm per iteration"),
     )
