@@ -24,6 +24,7 @@ FILES = (
 )
 CHECKS = ("TransientRegression", "Verification")
 
+
 def _types(root) -> set[str]:
     out = set()
     for node in root.walk():
