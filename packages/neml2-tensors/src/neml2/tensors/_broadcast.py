@@ -47,7 +47,10 @@ def describe(w: TensorWrapper) -> str:
 
 
 def _region_broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
-    n = max((len(s) for s in shapes), default=0)
+    # a plain loop: Dynamo cannot trace max(generator, default=) inside while_loop bodies
+    n = 0
+    for s in shapes:
+        n = len(s) if len(s) > n else n
     out = [1] * n
     for s in shapes:
         for i, d in enumerate(s):
