@@ -90,6 +90,7 @@ struct Model::Impl
   TensorMap hidden;
   std::map<std::string, Shape> param_shapes;
   std::map<std::string, std::string> graphs; // graph -> .pt2 path
+  std::map<std::string, bool> status;        // graph -> returns the Newton status last
   std::map<std::string, std::unique_ptr<torch::inductor::AOTIModelPackageLoader>> loaders;
   c10::Device device = c10::Device("cpu");
   c10::ScalarType dtype = at::kDouble;
@@ -155,8 +156,23 @@ struct Model::Impl
   {
     for (const auto & p : graph_params)
       flat.push_back((params.count(p) ? params.at(p) : hidden.at(p)).contiguous());
+    const int64_t n = flat.empty() ? 1 : flat.front().size(0);
     auto & l = loader(graph);
-    return l.run(flat);
+    auto out = l.run(flat);
+    const auto st = status.find(graph);
+    if (st != status.end() && st->second)
+    {
+      if (out.empty())
+        throw FatalError(dir + ": the " + graph + " graph returned no solve status");
+      const auto failed = out.back().item<int64_t>();
+      out.pop_back();
+      if (failed > 0)
+        throw ConvergenceError(dir + ": the implicit solve did not converge at " +
+                               std::to_string(failed) + " of " + std::to_string(n) +
+                               " points (the solver settings are compiled in; see 'solvers' "
+                               "in metadata.json)");
+    }
+    return out;
   }
 
   static at::Tensor unflatten(const at::Tensor & y, const Shape & batch, const Shape & base)
@@ -255,6 +271,8 @@ Model::Model(const std::string & path, const std::string & device, const std::st
         throw FatalError(what + ": graph file " + file + " is missing");
       m.graphs[g] = file;
     }
+    for (const auto & [g, spec] : j.at("graphs", what).as_object(what + " graphs"))
+      m.status[g] = spec.has("status") && spec.at("status", what).as_bool(what + " status");
     if (!m.graphs.count("forward"))
       throw FatalError(what + ": the target " + m.target + " has no forward graph");
     if (j.has("parameters"))

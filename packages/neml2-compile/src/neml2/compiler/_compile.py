@@ -305,12 +305,17 @@ def compile_model(
         ],
         "solvers": _solver_settings(model),
         "graphs": {
-            "forward": {"file": "forward.pt2", "outputs": list(model.output_spec)},
+            "forward": {
+                "file": "forward.pt2",
+                "outputs": list(model.output_spec),
+                "status": graphs["forward"].status,
+            },
             **(
                 {
                     "jacobian": {
                         "file": "jacobian.pt2",
                         "outputs": [*model.output_spec, *(f"{o}:{i}" for o, i in pairs)],
+                        "status": graphs["forward"].status,
                     }
                 }
                 if pairs

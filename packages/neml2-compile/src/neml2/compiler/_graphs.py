@@ -6,7 +6,9 @@ promoted parameters at their stored shapes, and returns plain tensors:
 
 * ``forward``: the outputs, in ``output_names`` order;
 * ``jacobian``: the outputs, then one block ``J[out][in]`` at
-  ``(N, *out_base, *in_base)`` per requested ``-d`` pair, in metadata order.
+  ``(N, *out_base, *in_base)`` per requested ``-d`` pair, in metadata order;
+* models with an implicit update add a last output: the number of points at which
+  a Newton solve did not converge (the runtimes raise ConvergenceError on it).
 
 Derivatives come from the model contract itself: the model is called with
 ``v=`` identity seeds on exactly the inputs the requested pairs name.
@@ -25,12 +27,60 @@ def _as_tuple(out) -> tuple:
     return out if isinstance(out, tuple) else (out,)
 
 
+def _is_nonlinear_solver(s) -> bool:
+    return hasattr(s, "solve") and hasattr(s, "check")
+
+
+def has_solves(model: torch.nn.Module) -> bool:
+    """Whether *model* contains an implicit update (a Newton solve in the graph)."""
+    return any(_is_nonlinear_solver(getattr(m, "solver", None)) for m in model.modules())
+
+
+class _SolverProbe:
+    """Stands in for an implicit update's solver while tracing: records every solve's
+    per-point convergence flags, so the graph can return the solve status."""
+
+    def __init__(self, solver, log: list):
+        self._solver, self._log = solver, log
+
+    def solve(self, *args, **kwargs):
+        res = self._solver.solve(*args, **kwargs)
+        self._log.append(res.converged)
+        return res
+
+    def __getattr__(self, name):
+        return getattr(self._solver, name)
+
+
 class _Graph(torch.nn.Module):
     def __init__(self, model: torch.nn.Module, promoted: list[str]):
         super().__init__()
         self.model = model
         self.promoted = list(promoted)
         self.nin = len(model.input_spec)
+        #: graphs of implicit models return one more output: the number of points at
+        #: which a Newton solve did not converge (int64, 0-dim)
+        self.status = has_solves(model)
+
+    def _traced(self, fn):
+        """``(fn(), failed_points)``, probing every nonlinear solver during ``fn``."""
+        log: list = []
+        saved = []
+        for m in self.model.modules():
+            s = getattr(m, "solver", None)
+            if _is_nonlinear_solver(s):
+                saved.append((m, s))
+                m.solver = _SolverProbe(s, log)
+        try:
+            out = fn()
+        finally:
+            for m, s in saved:
+                m.solver = s
+        failed = None
+        if self.status:
+            counts = [(~c).sum() for c in log]
+            failed = torch.stack(counts).sum() if counts else torch.zeros((), dtype=torch.int64)
+        return out, failed
 
     def _split(self, args):
         xs = [t(x) for t, x in zip(self.model.input_spec.values(), args[: self.nin], strict=True)]
@@ -48,8 +98,9 @@ class ForwardGraph(_Graph):
 
     def forward(self, *args):
         xs, params = self._split(args)
-        outs = _as_tuple(self._call(params, xs))
-        return tuple(o.data for o in outs)
+        outs, failed = self._traced(lambda: _as_tuple(self._call(params, xs)))
+        res = tuple(o.data for o in outs)
+        return (*res, failed) if self.status else res
 
 
 class JacobianGraph(_Graph):
@@ -64,7 +115,7 @@ class JacobianGraph(_Graph):
         wrt = {i for _, i in self.pairs}
         names = list(self.model.input_spec)
         v = {n: {n: identity_seed(x)} for n, x in zip(names, xs, strict=True) if n in wrt}
-        *outs, v_out = self._call(params, xs, v=v)
+        (*outs, v_out), failed = self._traced(lambda: self._call(params, xs, v=v))
         by_name: dict[str, TensorWrapper] = dict(zip(self.model.output_spec, outs, strict=True))
         bases = {n: tuple(x.base_shape) for n, x in zip(names, xs, strict=True)}
         blocks = []
@@ -76,4 +127,5 @@ class JacobianGraph(_Graph):
                 continue
             t = d.data.expand(d.data.shape[0], *y.shape)
             blocks.append(t.movedim(0, -1).reshape((*y.shape, *bases[i])))
-        return (*(by_name[n].data for n in self.model.output_spec), *blocks)
+        res = (*(by_name[n].data for n in self.model.output_spec), *blocks)
+        return (*res, failed) if self.status else res
