@@ -101,3 +101,35 @@ def test_regression_through_the_stub(implicit, tmp_path):
         + f"    artifact_path = '{implicit.artifact_dir}'\n  []\n[]\n"
     )
     assert run_main([str(stub), "regression", "--quiet"]) == 0
+
+
+def test_graph_status_is_declared(implicit):
+    graphs = implicit.metadata["graphs"]
+    assert graphs["forward"]["status"] and graphs["jacobian"]["status"]
+
+
+@pytest.fixture(scope="session")
+def unconverging(tmp_path_factory):
+    """The same model with unreachable tolerances (compiled in): forward only."""
+    d = tmp_path_factory.mktemp("isoharden_bad")
+    overrides = [
+        "Solvers/newton/max_its=2",
+        "Solvers/newton/abs_tol=1e-300",
+        "Solvers/newton/rel_tol=1e-300",
+    ]
+    opts = CompileOptions.from_strings("model")
+    return compile_file(CASE / "model.i", opts, d, overrides, cache_dir=CACHE)
+
+
+def test_non_convergence_is_a_convergence_error(unconverging):
+    from neml2.tensors import ConvergenceError
+
+    aoti = AOTIRuntime(unconverging.artifact_dir)
+    eager = neml2.load_model(CASE / "model.i", "model")
+    x = _inputs(eager, 3)
+    x["E"] = torch.tensor([[0.05, -0.02, -0.02, 0, 0, 0]] * 2 + [[1e-6, 0, 0, 0, 0, 0]], dtype=F64)
+    with pytest.raises(ConvergenceError, match=r"did not converge at 2 of 3 points") as e:
+        aoti.forward(x)
+    assert e.value.recoverable
+    # an elastic point converges
+    aoti.forward({k: v[2:] for k, v in x.items()})
