@@ -23,7 +23,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,38 +176,13 @@ def example_inputs(model, batch: int, dtype: torch.dtype, device: str) -> list[t
     return xs
 
 
-def _max(iterable, default=0):
-    """``max(..., default=)`` in a form Dynamo traces inside a ``while_loop`` body."""
-    best = None
-    for x in list(iterable):
-        best = x if best is None or x > best else best
-    return default if best is None else best
-
-
-@contextmanager
-def _traceable_tensors():
-    """Work around ``max(gen, default=0)`` in neml2.tensors._broadcast, which Dynamo
-    cannot trace inside the Newton ``while_loop`` body (torch 2.13): shadow the builtin
-    in that module for the duration of an export. Remove once neml2-tensors avoids it."""
-    from neml2.tensors import _broadcast
-
-    _broadcast.max = _max
-    try:
-        yield
-    finally:
-        del _broadcast.max
-
-
 def export_graph(graph: torch.nn.Module, xs: list[torch.Tensor], params: list[torch.Tensor]):
     """``torch.export`` with one dynamic batch axis shared by every model input."""
     batch = torch.export.Dim("batch", min=1, max=2**31 - 2)
     shapes = tuple([{0: batch}] * len(xs) + [None] * len(params))
     try:
         # forward(*args): the whole varargs tuple is one argument to export
-        with _traceable_tensors():
-            return torch.export.export(
-                graph, (*xs, *params), dynamic_shapes=(shapes,), strict=False
-            )
+        return torch.export.export(graph, (*xs, *params), dynamic_shapes=(shapes,), strict=False)
     except Exception as e:  # torch raises many types here; the message is what matters
         raise FatalError(
             f"torch.export failed for the {type(graph).__name__} of model "
