@@ -341,7 +341,14 @@ def compile_model(
                     shutil.copyfile(cached, dest)
                 else:
                     say(f"[{name}] {device}/{dtype_name}/{gname}: AOT Inductor compile ...")
-                    _aoti(ep, dest)
+                    try:
+                        _aoti(ep, dest)
+                    except Exception as e:  # Inductor raises many types; keep the message
+                        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+                        raise FatalError(
+                            f"AOT Inductor failed on the {gname} graph of model '{name}' "
+                            f"({device}/{dtype_name}): {type(e).__name__}: {first}"
+                        ) from e
                     if use_cache:
                         cache.mkdir(parents=True, exist_ok=True)
                         tmp = cache / f".{key}.{os.getpid()}.tmp"
