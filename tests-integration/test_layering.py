@@ -23,7 +23,8 @@ LAYERS: dict[str, tuple[set[str], set[str], set[str]]] = {
     "neml2-tensors": ({"tensors"}, set(), set()),
     "neml2-models": ({"models", "solvers", ""}, {"tensors", "hit"}, set()),
     "neml2-drivers": ({"drivers"}, {"models", "solvers", "tensors", "hit", ""}, set()),
-    "neml2-compile": ({"compiler"}, {"models", "solvers", "tensors", "hit", ""}, set()),
+    # the compiler loads what it built (round trips, the AOTIModel HIT shim) with neml2.aoti
+    "neml2-compile": ({"compiler"}, {"models", "solvers", "tensors", "hit", "aoti", ""}, set()),
     "neml2-aoti-runtime": ({"aoti"}, {"tensors"}, set()),
 }
 
