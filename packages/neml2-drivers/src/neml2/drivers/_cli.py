@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -32,12 +33,29 @@ def _guarded(prog: str, body: Callable[[], int]) -> int:
         return EXIT_FATAL
 
 
+def _quiet_broken_pipe(main: Callable[..., int]) -> Callable[..., int]:
+    """`neml2-syntax | head` must end quietly, not with a BrokenPipeError traceback."""
+
+    def wrapped(argv: Sequence[str] | None = None) -> int:
+        try:
+            return main(argv)
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 0
+
+    wrapped.__doc__ = main.__doc__
+    wrapped.__name__ = main.__name__
+    return wrapped
+
+
 def _parser(prog: str, description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=description)
     p.exit_on_error = True
     return p
 
 
+@_quiet_broken_pipe
 def run_main(argv: Sequence[str] | None = None) -> int:
     """``neml2-run INPUT DRIVER [overrides...]``: run a driver block of an input file."""
     p = _parser("neml2-run", "Run the [Drivers] block DRIVER of the HIT file INPUT.")
@@ -92,6 +110,7 @@ def _plot_result(ctx, driver, path: str, outputs: str) -> None:
     print(f"plot written to {out}")
 
 
+@_quiet_broken_pipe
 def inspect_main(argv: Sequence[str] | None = None) -> int:
     """``neml2-inspect INPUT MODEL``: print a model's inputs, outputs and parameters."""
     p = _parser("neml2-inspect", "Print the variables and parameters of a model.")
@@ -126,6 +145,7 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
     return _guarded("neml2-inspect", body)
 
 
+@_quiet_broken_pipe
 def syntax_main(argv: Sequence[str] | None = None) -> int:
     """``neml2-syntax [--json] [TYPE...]``: the catalogue of registered HIT types."""
     from neml2.models import lookup

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
-from neml2.models._schema import Field, Schema
-from neml2.tensors import FatalError
+from neml2.models._schema import Field, Schema, option
+from neml2.tensors import FatalError, TensorWrapper
+
+
+def pair_fields(prefix: str, types: dict[str, type], what: str) -> tuple[Field, ...]:
+    """``<prefix>_<Type>_names`` / ``<prefix>_<Type>_values`` options for every type."""
+    out: list[Field] = []
+    for t in types:
+        out.append(option(f"{prefix}_{t}_names", str, (), many=True, doc=f"{what} {t} names"))
+        out.append(option(f"{prefix}_{t}_values", str, (), many=True, doc=f"{what} {t} values"))
+    return tuple(out)
 
 
 class Driver:
@@ -31,6 +41,31 @@ class Driver:
 
     def error(self, message: str, option: str | None = None) -> FatalError:
         return FatalError(f"{self._locations.get(option or '', self._where)}: {message}")
+
+    def typed_pairs(
+        self,
+        prefix: str,
+        types: dict[str, type],
+        value_of: Callable[[type, str, str], TensorWrapper],
+    ) -> dict[str, TensorWrapper]:
+        """Read the :func:`pair_fields` options: ``{name: value_of(type, token, option)}``.
+
+        Lengths must match and a name may appear once; errors name the option's line.
+        """
+        out: dict[str, TensorWrapper] = {}
+        for tname, typ in types.items():
+            names_opt, values_opt = f"{prefix}_{tname}_names", f"{prefix}_{tname}_values"
+            names, values = self.opts[names_opt], self.opts[values_opt]
+            if len(names) != len(values):
+                raise self.error(
+                    f"{names_opt} has {len(names)} entries but {values_opt} has {len(values)}",
+                    values_opt,
+                )
+            for n, v in zip(names, values, strict=True):
+                if n in out:
+                    raise self.error(f"{prefix} variable '{n}' is given twice", names_opt)
+                out[n] = value_of(typ, v, values_opt)
+        return out
 
     def run(self) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from neml2.drivers._driver import Driver
+from neml2.drivers._driver import Driver, pair_fields
 from neml2.models import register
 from neml2.models._schema import option
 from neml2.tensors import (
@@ -43,22 +43,14 @@ TYPES: dict[str, type] = {
 }
 
 
-def _variable_fields():
-    out = []
-    for side in ("input", "output"):
-        for t in TYPES:
-            out.append(option(f"{side}_{t}_names", str, (), many=True, doc=f"{side} {t} names"))
-            out.append(option(f"{side}_{t}_values", str, (), many=True, doc=f"{side} {t} values"))
-    return tuple(out)
-
-
 @register()
 class ModelUnitTest(Driver):
     """Check a model's outputs and first (optionally second) derivatives."""
 
     fields = (
         option("model", str, doc="the [Models] block to test"),
-        *_variable_fields(),
+        *pair_fields("input", TYPES, "input"),
+        *pair_fields("output", TYPES, "expected output"),
         option("value_rel_tol", float, 1e-5, doc="relative tolerance on values"),
         option("value_abs_tol", float, 1e-8, doc="absolute tolerance on values"),
         option("derivative_rel_tol", float, 1e-5, doc="relative tolerance on derivatives"),
@@ -76,23 +68,7 @@ class ModelUnitTest(Driver):
 
     # ------------------------------------------------------------------ inputs
     def _values(self, side: str) -> dict[str, TensorWrapper]:
-        out: dict[str, TensorWrapper] = {}
-        for tname, typ in TYPES.items():
-            names = self.opts[f"{side}_{tname}_names"]
-            values = self.opts[f"{side}_{tname}_values"]
-            if len(names) != len(values):
-                raise self.error(
-                    f"{side}_{tname}_names has {len(names)} entries but "
-                    f"{side}_{tname}_values has {len(values)}",
-                    f"{side}_{tname}_values",
-                )
-            for n, v in zip(names, values, strict=True):
-                if n in out:
-                    raise self.error(
-                        f"{side} variable '{n}' is given twice", f"{side}_{tname}_names"
-                    )
-                out[n] = self._value(typ, v, f"{side}_{tname}_values")
-        return out
+        return self.typed_pairs(side, TYPES, self._value)
 
     def _value(self, typ: type, token: str, opt: str) -> TensorWrapper:
         try:

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from neml2.drivers._driver import Driver
+from neml2.drivers._driver import Driver, pair_fields
 from neml2.models import register
 from neml2.models._schema import option
 from neml2.tensors import (
@@ -39,14 +39,6 @@ from neml2.tensors import (
 )
 
 TYPES: dict[str, type] = {t.__name__: t for t in (Scalar, Vec, SR2, R2, WR2, SSR4, MRP)}
-
-
-def _pairs(kind: str) -> tuple:
-    out = []
-    for t in TYPES:
-        out.append(option(f"{kind}_{t}_names", str, (), many=True, doc=f"{kind} {t} variables"))
-        out.append(option(f"{kind}_{t}_values", str, (), many=True, doc=f"{kind} {t} [Tensors]"))
-    return tuple(out)
 
 
 def _step(value: TensorWrapper, k: int) -> TensorWrapper:
@@ -89,8 +81,8 @@ class TransientDriver(Driver):
         option("model", str, doc="the [Models] block to run"),
         option("prescribed_time", str, doc="[Tensors] name of the times, shape (nstep, *B)"),
         option("time", str, "t", doc="name of the time variable"),
-        *_pairs("prescribed"),
-        *_pairs("ic"),
+        *pair_fields("prescribed", TYPES, "prescribed"),
+        *pair_fields("ic", TYPES, "initial condition"),
         option("save_as", str, "", doc="write the results to this .pt file"),
         option("device", str, "cpu", doc="torch device to run on"),
         option("show_progress", bool, False, doc="print a progress bar (default: on a TTY)"),
@@ -102,26 +94,15 @@ class TransientDriver(Driver):
         self.elapsed = 0.0
 
     def _named(self, kind: str) -> dict[str, TensorWrapper]:
-        out: dict[str, TensorWrapper] = {}
-        for tname, typ in TYPES.items():
-            names = self.opts[f"{kind}_{tname}_names"]
-            values = self.opts[f"{kind}_{tname}_values"]
-            opt = f"{kind}_{tname}_values"
-            if len(names) != len(values):
-                raise self.error(
-                    f"{kind}_{tname}_names has {len(names)} entries but {opt} has {len(values)}",
-                    opt,
-                )
-            for n, v in zip(names, values, strict=True):
-                if not self.ctx.has_tensor(v):
-                    raise self.error(f"'{v}' is not a [Tensors] name", opt)
-                value = self.ctx.tensor(v, self._locations.get(opt))
-                if not isinstance(value, TensorWrapper) or tuple(value.base_shape) != tuple(
-                    typ.BASE_SHAPE
-                ):
-                    raise self.error(f"[Tensors/{v}] is not a {tname}", opt)
-                out[n] = value if isinstance(value, typ) else typ(value)
-        return out
+        return self.typed_pairs(kind, TYPES, self._tensor_value)
+
+    def _tensor_value(self, typ: type, token: str, opt: str) -> TensorWrapper:
+        if not self.ctx.has_tensor(token):
+            raise self.error(f"'{token}' is not a [Tensors] name", opt)
+        value = self.ctx.tensor(token, self._locations.get(opt))
+        if not isinstance(value, TensorWrapper) or tuple(value.base_shape) != tuple(typ.BASE_SHAPE):
+            raise self.error(f"[Tensors/{token}] is not a {typ.__name__}", opt)
+        return value if isinstance(value, typ) else typ(value)
 
     def run(self) -> bool:
         model = self.ctx.top_model(self.opts["model"], self._locations.get("model"))
