@@ -17,8 +17,7 @@ import csv
 import os
 import platform
 import statistics
-import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import torch
@@ -86,13 +85,16 @@ def main() -> None:
                     "point_steps_per_s": f"{rate:.4g}",
                 }
             )
-            print(f"{label:28s} batch {nb:>7d} x {steps:>3d} steps: {med:8.3f} s "
-                  f"({rate:10.4g} point-steps/s, spread {spread:.0f}%)", flush=True)
+            print(
+                f"{label:28s} batch {nb:>7d} x {steps:>3d} steps: {med:8.3f} s "
+                f"({rate:10.4g} point-steps/s, spread {spread:.0f}%)",
+                flush=True,
+            )
     with (HERE / "results.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Transient throughput (py-eager)",
         "",
