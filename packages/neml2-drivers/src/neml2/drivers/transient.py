@@ -126,7 +126,7 @@ class TransientDriver(Driver):
                     f"prescribed '{n}' has {v.data.shape[0] if v.batch_ndim else 0} steps but the "
                     f"time history has {nsteps}"
                 )
-        self._check_inputs(model, forces, ics, tname)
+        self._check_inputs(model, forces, tname)
 
         result: dict[str, torch.Tensor] = {}
         for n, v in forces.items():
@@ -173,7 +173,7 @@ class TransientDriver(Driver):
             self._save(result)
         return True
 
-    def _check_inputs(self, model, forces, ics, tname) -> None:
+    def _check_inputs(self, model, forces, tname) -> None:
         bad = []
         for n in model.input_spec:
             if n in (tname, f"{tname}~1") or n in forces or n.endswith("~1"):
@@ -190,7 +190,6 @@ class TransientDriver(Driver):
                 f"prescribed variable(s) {', '.join(unused)} are not inputs of model "
                 f"'{self.opts['model']}' (its inputs: {', '.join(model.input_spec)})"
             )
-        del ics
 
     def _inputs(self, model, k, times, forces, prev_out, tname):
         inputs: dict[str, TensorWrapper] = {}

@@ -30,7 +30,7 @@ import torch
 
 from neml2.models._model import Model
 from neml2.models._registry import register
-from neml2.models._schema import Field, Schema, data_ref, parameter
+from neml2.models._schema import Field, Schema, data_ref, option, parameter
 from neml2.tensors import FatalError, MillerIndex, Scalar, TensorWrapper, Vec
 
 #: Name of the [Data] block a model uses when it names none.
@@ -313,6 +313,17 @@ class CubicCrystal(CrystalGeometry):
         values = Schema.of(cls).read_hit(node, ctx)
         locations = {p.name: str(p.location) for p in node.params()}
         return cls(**values, _where=f"{node.location}: [{node.fullpath}]", _locations=locations)
+
+
+#: For models that take the slip count from their inputs' sub-batch axis: the reference
+#: inputs may still name a geometry, which is accepted and not read.
+GEOMETRY_NAME_COMPAT = option(
+    "crystal_geometry_name",
+    str,
+    "crystal_geometry",
+    doc="accepted for compatibility with the reference inputs; the slip count "
+    "comes from the input's sub-batch axis",
+)
 
 
 class CrystalModel(Model):

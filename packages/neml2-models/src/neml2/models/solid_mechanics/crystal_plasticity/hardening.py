@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from neml2.models._model import Model
 from neml2.models._registry import register
-from neml2.models._schema import input, option, output, parameter
+from neml2.models._schema import input, output, parameter
+from neml2.models.solid_mechanics.crystal_plasticity.crystal_geometry import GEOMETRY_NAME_COMPAT
 from neml2.tensors import Scalar, abs
 
 
@@ -19,13 +20,7 @@ class SumSlipRates(Model):
     fields = (
         output("sum_slip_rates", Scalar, doc="sum of the absolute slip rates"),
         input("slip_rates", Scalar, doc="per-slip slip rates"),
-        option(
-            "crystal_geometry_name",
-            str,
-            "crystal_geometry",
-            doc="accepted for compatibility with the reference inputs; the slip count "
-            "comes from the input's sub-batch axis",
-        ),
+        GEOMETRY_NAME_COMPAT,
     )
 
     def forward(self, slip_rates: Scalar) -> Scalar:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from neml2.models._model import Model
 from neml2.models._registry import register
-from neml2.models._schema import input, option, output, parameter
+from neml2.models._schema import input, output, parameter
+from neml2.models.solid_mechanics.crystal_plasticity.crystal_geometry import GEOMETRY_NAME_COMPAT
 from neml2.tensors import Scalar, abs, exp, log, where
 
 
@@ -24,13 +25,7 @@ class PowerLawSlipRule(Model):
         input("slip_strengths", Scalar, doc="per-slip slip strengths"),
         parameter("gamma0", Scalar, doc="reference slip rate"),
         parameter("n", Scalar, doc="rate-sensitivity exponent"),
-        option(
-            "crystal_geometry_name",
-            str,
-            "crystal_geometry",
-            doc="accepted for compatibility with the reference inputs; the slip count "
-            "comes from the inputs' sub-batch axis",
-        ),
+        GEOMETRY_NAME_COMPAT,
     )
 
     def forward(self, resolved_shears: Scalar, slip_strengths: Scalar) -> Scalar:

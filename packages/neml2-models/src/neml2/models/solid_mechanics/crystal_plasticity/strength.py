@@ -6,8 +6,11 @@ import torch
 
 from neml2.models._model import Model
 from neml2.models._registry import register
-from neml2.models._schema import input, option, output, parameter
-from neml2.models.solid_mechanics.crystal_plasticity.crystal_geometry import CrystalModel
+from neml2.models._schema import input, output, parameter
+from neml2.models.solid_mechanics.crystal_plasticity.crystal_geometry import (
+    GEOMETRY_NAME_COMPAT,
+    CrystalModel,
+)
 from neml2.tensors import Scalar, sqrt
 
 
@@ -51,13 +54,7 @@ class DislocationObstacleStrengthMap(Model):
         parameter("alpha", Scalar, doc="interaction coefficient α"),
         parameter("mu", Scalar, doc="shear modulus μ"),
         parameter("b", Scalar, doc="Burgers vector length b"),
-        option(
-            "crystal_geometry_name",
-            str,
-            "crystal_geometry",
-            doc="accepted for compatibility with the reference inputs; the slip count "
-            "comes from the input's sub-batch axis",
-        ),
+        GEOMETRY_NAME_COMPAT,
     )
 
     def forward(self, dislocation_density: Scalar) -> Scalar:
