@@ -31,7 +31,7 @@ import torch
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import Field, Schema, data_ref, option, parameter
-from neml2.tensors import FatalError, MillerIndex, Scalar, TensorWrapper, Vec
+from neml2.tensors import FatalError, MillerIndex, Quaternion, Scalar, TensorWrapper, Vec
 
 #: Name of the [Data] block a model uses when it names none.
 DEFAULT_GEOMETRY = "crystal_geometry"
@@ -73,19 +73,7 @@ def _cubic_quaternions() -> torch.Tensor:
 
 def quaternion_to_matrix(q: torch.Tensor) -> torch.Tensor:
     """Active rotation matrices ``(..., 3, 3)`` of unit quaternions ``(..., 4)`` (scalar first)."""
-    s, x, y, z = q.unbind(-1)
-    rows = [
-        1 - 2 * (y * y + z * z),
-        2 * (x * y - s * z),
-        2 * (x * z + s * y),
-        2 * (x * y + s * z),
-        1 - 2 * (x * x + z * z),
-        2 * (y * z - s * x),
-        2 * (x * z - s * y),
-        2 * (y * z + s * x),
-        1 - 2 * (x * x + y * y),
-    ]
-    return torch.stack(rows, -1).unflatten(-1, (3, 3))
+    return Quaternion(q).to_R2().data
 
 
 def cubic_symmetry_operations() -> torch.Tensor:
