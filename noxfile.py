@@ -165,8 +165,12 @@ def routes(session: nox.Session) -> None:
 
 @nox.session
 def conformance(session: nox.Session) -> None:
-    """Run the reference library's inputs in ../shared/conformance; not implemented yet."""
-    _not_yet(session, "issues #5/#6")
+    """Run every reference input in ../shared/conformance (models, regression, verification)."""
+    _sync(session, "--all-packages")
+    tests = ROOT / "tests-integration"
+    files = [str(tests / f"test_conformance_{kind}.py") for kind in ("models", "transient")]
+    env = {"NEML2_REQUIRE_CONFORMANCE": "1"}
+    session.run("python", "-m", "pytest", *files, "-q", *session.posargs, env=env)
 
 
 @nox.session
