@@ -37,6 +37,17 @@ batch_shape_of(const std::string & name, const at::Tensor & value, const Shape &
   return Shape(shape.begin(), shape.end() - nb);
 }
 
+at::Tensor
+flatten_batch(const at::Tensor & value, const Shape & batch, const Shape & base)
+{
+  Shape full(batch), flat{1};
+  for (auto b : batch)
+    flat[0] *= b;
+  full.insert(full.end(), base.begin(), base.end());
+  flat.insert(flat.end(), base.begin(), base.end());
+  return value.expand(full).reshape(flat);
+}
+
 Shape
 broadcast_batch_shape(const std::map<std::string, at::Tensor> & inputs,
                       const std::map<std::string, Shape> & base_shapes)

@@ -26,6 +26,10 @@ Shape batch_shape_of(const std::string & name, const at::Tensor & value, const S
 Shape broadcast_batch_shape(const std::map<std::string, at::Tensor> & inputs,
                             const std::map<std::string, Shape> & base_shapes);
 
+/// `value` (batch shape broadcastable to `batch`) expanded to `batch` and
+/// flattened to (prod(batch), *base); a view where torch can make one.
+at::Tensor flatten_batch(const at::Tensor & value, const Shape & batch, const Shape & base);
+
 /// "(2, 3)" style rendering used in error messages.
 std::string shape_str(at::IntArrayRef shape);
 } // namespace neml2::aoti

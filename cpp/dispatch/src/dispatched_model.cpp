@@ -1,0 +1,602 @@
+#include "neml2/aoti/dispatched_model.h"
+#include "neml2/aoti/errors.h"
+#include "worker_pool.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <dlfcn.h>
+#include <filesystem>
+#include <mutex>
+
+namespace neml2::aoti
+{
+namespace
+{
+/// torch's CUDA hooks register when libtorch.so (which pulls in libtorch_cuda on
+/// CUDA wheels) is loaded; a pure C++ host linking libtorch_cpu has not loaded it.
+void
+load_libtorch()
+{
+  static const bool done = []()
+  {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&at::detail::getCUDAHooks), &info) && info.dli_fname)
+    {
+      const auto lib = std::filesystem::path(info.dli_fname).parent_path() / "libtorch.so";
+      if (std::filesystem::exists(lib))
+        dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    }
+    return true;
+  }();
+  (void)done;
+}
+
+int
+cuda_device_count()
+{
+  load_libtorch();
+  return at::detail::getCUDAHooks().getNumGPUs();
+}
+
+/// Intra-op threads of the calling thread only. ATen's OpenMP backend keeps the
+/// count in OpenMP's per-thread ICV, so omp_set_num_threads in a worker thread
+/// leaves the host's threads alone (at::set_num_threads would also change the
+/// process-wide default). Other backends fall back to at::set_num_threads.
+void
+set_thread_intraop_threads(int n)
+{
+  at::internal::lazy_init_num_threads();
+  using SetFn = void (*)(int);
+  static const SetFn omp_set = []() -> SetFn
+  {
+    void * s = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    if (!s)
+      if (void * h = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD))
+        s = dlsym(h, "omp_set_num_threads");
+    return reinterpret_cast<SetFn>(s);
+  }();
+  if (omp_set)
+    omp_set(n);
+  else
+    at::set_num_threads(n);
+}
+
+std::string
+join(const std::vector<std::string> & v)
+{
+  std::string out;
+  for (const auto & s : v)
+    out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+c10::Device
+parse_device(const std::string & spec, const std::string & what)
+{
+  const std::string known = "'cpu', 'cuda' or 'cuda:N' (available: " + join(available_devices()) +
+                            ")";
+  c10::Device d("cpu");
+  try
+  {
+    d = c10::Device(spec);
+  }
+  catch (const std::exception &)
+  {
+    throw FatalError(what + " '" + spec + "' is not a device; use " + known);
+  }
+  if (d.is_cpu())
+    return c10::Device("cpu");
+  if (!d.is_cuda())
+    throw FatalError(what + " '" + spec + "': unsupported device type; use " + known);
+  const int index = d.has_index() ? d.index() : 0;
+  if (index >= cuda_device_count())
+    throw FatalError(what + " '" + spec + "': no such CUDA device; use " + known);
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+/// Rethrow `e` as the same neml2 exception type with `prefix` in front.
+[[noreturn]] void
+rethrow_with(std::exception_ptr e, const std::string & prefix)
+{
+  try
+  {
+    std::rethrow_exception(e);
+  }
+  catch (const ConvergenceError & x)
+  {
+    throw ConvergenceError(prefix + x.what());
+  }
+  catch (const FatalError & x)
+  {
+    throw FatalError(prefix + x.what());
+  }
+  catch (const c10::Error & x)
+  {
+    throw FatalError(prefix + x.what_without_backtrace());
+  }
+  catch (const std::exception & x)
+  {
+    throw FatalError(prefix + x.what());
+  }
+  catch (...)
+  {
+    throw FatalError(prefix + "unknown exception");
+  }
+}
+
+int64_t
+numel(const Shape & s)
+{
+  int64_t n = 1;
+  for (auto d : s)
+    n *= d;
+  return n;
+}
+
+/// Results of one call, every tensor at (n, ...): outputs, jvp values, Jacobian blocks.
+struct Pieces
+{
+  TensorMap out, jvp;
+  JacobianMap J;
+};
+
+using ChunkCall = std::function<Pieces(Model &, const TensorMap & in, const TensorMap & tan)>;
+
+struct Worker
+{
+  WorkerInfo info;
+  c10::Device device = c10::Device("cpu");
+  std::unique_ptr<Model> model;
+};
+
+/// The device a worker's thread must make current (CUDA workers only).
+std::optional<c10::Device>
+cuda_device_of(const Worker & w)
+{
+  return w.device.is_cuda() ? std::optional<c10::Device>(w.device) : std::nullopt;
+}
+
+std::string
+dtype_name(c10::ScalarType t)
+{
+  return t == at::kDouble ? "float64" : t == at::kFloat ? "float32" : c10::toString(t);
+}
+} // namespace
+
+struct DispatchedModel::Impl
+{
+  std::vector<Worker> workers;
+  std::vector<WorkerInfo> infos;
+  std::shared_ptr<Scheduler> scheduler;
+  std::unique_ptr<detail::WorkerPool> pool;
+  c10::Device home = c10::Device("cpu");
+  c10::ScalarType dtype = at::kDouble;
+  TensorMap params;
+  std::mutex call;
+
+  Model & front() { return *workers.front().model; }
+
+  /// Copy the (possibly changed) parameters to every worker.
+  void sync_parameters()
+  {
+    for (auto & w : workers)
+    {
+      auto & theirs = w.model->named_parameters();
+      for (const auto & [k, v] : params)
+        theirs[k] = v.device() == w.device ? v : v.to(w.device);
+    }
+  }
+
+  void check(const TensorMap & x) const
+  {
+    for (const auto & [name, v] : x)
+    {
+      if (!v.defined())
+        continue; // broadcast_batch_shape names it
+      if (v.scalar_type() != dtype)
+        throw FatalError("input '" + name + "' has dtype " + dtype_name(v.scalar_type()) +
+                         " but the model runs in " + dtype_name(dtype));
+      if (v.device().type() != home.type())
+        throw FatalError("input '" + name + "' is on " + v.device().str() +
+                         " but the dispatched model takes inputs on " + home.str());
+    }
+  }
+
+  static TensorMap flatten(const TensorMap & x,
+                           const std::map<std::string, Shape> & bases,
+                           const Shape & batch)
+  {
+    TensorMap flat;
+    for (const auto & [k, v] : x)
+      flat[k] = flatten_batch(v, batch, bases.at(k));
+    return flat;
+  }
+
+  static TensorMap unflatten(const TensorMap & x, const Shape & batch)
+  {
+    TensorMap res;
+    for (const auto & [k, v] : x)
+    {
+      Shape s(batch);
+      s.insert(s.end(), v.sizes().begin() + 1, v.sizes().end());
+      res[k] = v.reshape(s);
+    }
+    return res;
+  }
+
+  static TensorMap slice(const TensorMap & x, const Chunk & c, const c10::Device & d)
+  {
+    TensorMap s;
+    for (const auto & [k, v] : x)
+      s[k] = v.narrow(0, c.begin, c.size()).to(d);
+    return s;
+  }
+
+  /// Run `call` on the chunks of [0, n) that the scheduler plans; gather in order.
+  Pieces dispatch(int64_t n, const TensorMap & in, const TensorMap & tan, const ChunkCall & call)
+  {
+    sync_parameters();
+    std::mutex alloc;
+    Pieces res;
+    auto slot = [&](TensorMap & dst, const std::string & key, const at::Tensor & piece)
+    {
+      std::lock_guard<std::mutex> lock(alloc);
+      auto it = dst.find(key);
+      if (it == dst.end())
+      {
+        auto sizes = piece.sizes().vec();
+        sizes[0] = n;
+        it = dst.emplace(key, at::empty(sizes, piece.options().device(home))).first;
+      }
+      return it->second;
+    };
+    auto put = [&](TensorMap & dst, const TensorMap & src, const Chunk & c)
+    {
+      for (const auto & [k, v] : src)
+      {
+        if (v.dim() == 0 || v.size(0) != c.size())
+          throw FatalError("result '" + k + "' of a chunk of " + std::to_string(c.size()) +
+                           " points has shape " + shape_str(v.sizes()));
+        slot(dst, k, v).narrow(0, c.begin, c.size()).copy_(v);
+      }
+    };
+
+
+    Calibrate calibrate = [&](int64_t points)
+    {
+      const Chunk c{0, std::min(n, points)};
+      std::vector<double> rate(workers.size(), 0.0);
+      try
+      {
+        pool->run(
+            [&](std::size_t w)
+            {
+              auto & wk = workers[w];
+              c10::OptionalDeviceGuard g(cuda_device_of(wk));
+              const auto a = slice(in, c, wk.device);
+              wk.model->forward(a); // warm-up (loads the graph)
+              const auto t0 = std::chrono::steady_clock::now();
+              wk.model->forward(a);
+              const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+              rate[w] = static_cast<double>(c.size()) / std::max(dt.count(), 1e-9);
+            });
+      }
+      catch (...)
+      {
+        rethrow_with(std::current_exception(),
+                     "calibration on points [0, " + std::to_string(c.end) + ") of " +
+                         std::to_string(n) + ": ");
+      }
+      return rate;
+    };
+
+    const ChunkSource next = scheduler->plan(n, infos, calibrate);
+    std::atomic<bool> stop{false};
+    std::atomic<int64_t> covered{0};
+    struct Failure
+    {
+      Chunk chunk;
+      std::size_t worker;
+      std::exception_ptr error;
+    };
+    std::vector<Failure> failures;
+    std::mutex failed;
+    pool->run(
+        [&](std::size_t w)
+        {
+          auto & wk = workers[w];
+          c10::OptionalDeviceGuard g(cuda_device_of(wk));
+          while (!stop.load())
+          {
+            std::optional<Chunk> c;
+            try
+            {
+              c = next(w);
+              if (!c)
+                break;
+              if (c->begin < 0 || c->end > n || c->size() <= 0)
+                throw FatalError("scheduler '" + scheduler->name() + "' planned the chunk [" +
+                                 std::to_string(c->begin) + ", " + std::to_string(c->end) +
+                                 ") outside the batch");
+              auto p = call(*wk.model, slice(in, *c, wk.device), slice(tan, *c, wk.device));
+              put(res.out, p.out, *c);
+              put(res.jvp, p.jvp, *c);
+              for (const auto & [o, row] : p.J)
+              {
+                TensorMap * dst = nullptr;
+                {
+                  std::lock_guard<std::mutex> lock(alloc);
+                  dst = &res.J[o];
+                }
+                put(*dst, row, *c);
+              }
+              covered += c->size();
+            }
+            catch (...)
+            {
+              std::lock_guard<std::mutex> lock(failed);
+              failures.push_back({c.value_or(Chunk{0, n}), w, std::current_exception()});
+              stop = true;
+              break;
+            }
+          }
+        });
+    if (!failures.empty())
+    {
+      const auto & f = *std::min_element(failures.begin(),
+                                         failures.end(),
+                                         [](const Failure & a, const Failure & b)
+                                         { return a.chunk.begin < b.chunk.begin; });
+      rethrow_with(f.error,
+                   "points [" + std::to_string(f.chunk.begin) + ", " +
+                       std::to_string(f.chunk.end) + ") of " + std::to_string(n) + " (worker " +
+                       std::to_string(f.worker) + ", " + workers[f.worker].info.device + "): ");
+    }
+    if (covered.load() != n)
+      throw FatalError("scheduler '" + scheduler->name() + "' covered " +
+                       std::to_string(covered.load()) + " of " + std::to_string(n) + " points");
+    return res;
+  }
+};
+
+DispatchedModel::DispatchedModel(const std::string & path,
+                                 const std::vector<std::string> & workers,
+                                 std::shared_ptr<Scheduler> scheduler,
+                                 const std::string & device,
+                                 const std::string & dtype,
+                                 const DispatchOptions & options)
+  : _impl(std::make_unique<Impl>())
+{
+  auto & m = *_impl;
+  if (workers.empty())
+    throw FatalError("DispatchedModel needs at least one worker (e.g. {\"cpu\", \"cpu\"})");
+  if (options.threads_per_worker < 0)
+    throw FatalError("DispatchOptions::threads_per_worker must be >= 0 (0: automatic)");
+  m.home = parse_device(device, "device");
+  m.scheduler = scheduler ? std::move(scheduler) : std::make_shared<RoundRobinScheduler>();
+  std::size_t ncpu = 0;
+  for (const auto & spec : workers)
+    ncpu += parse_device(spec, "worker").is_cpu();
+  const int threads = options.threads_per_worker > 0
+                          ? options.threads_per_worker
+                          : std::max(1, at::get_num_threads() / static_cast<int>(std::max<std::size_t>(ncpu, 1)));
+  std::string dt = dtype;
+  for (const auto & spec : workers)
+  {
+    Worker w;
+    w.device = parse_device(spec, "worker");
+    w.info.device = w.device.str();
+    w.info.threads = w.device.is_cpu() ? threads : 1;
+    c10::OptionalDeviceGuard g(cuda_device_of(w));
+    w.model = std::make_unique<Model>(path, c10::DeviceTypeName(w.device.type(), true), dt);
+    if (dt.empty()) // the first worker picked the dtype; the others follow it
+      dt = dtype_name(w.model->dtype());
+    m.infos.push_back(w.info);
+    m.workers.push_back(std::move(w));
+  }
+  m.dtype = m.front().dtype();
+  for (const auto & [k, v] : m.front().named_parameters())
+    m.params[k] = v.to(m.home).clone();
+  m.pool = std::make_unique<detail::WorkerPool>(
+      m.workers.size(),
+      [&m](std::size_t w)
+      {
+        if (m.workers[w].device.is_cpu())
+          set_thread_intraop_threads(m.workers[w].info.threads);
+      });
+}
+
+DispatchedModel::~DispatchedModel() = default;
+
+TensorMap
+DispatchedModel::forward(const TensorMap & inputs)
+{
+  auto & m = *_impl;
+  std::lock_guard<std::mutex> lock(m.call);
+  m.check(inputs);
+  const auto & bases = m.front().input_base_shapes();
+  const Shape batch = broadcast_batch_shape(inputs, bases);
+  const int64_t n = numel(batch);
+  if (n == 0)
+    return m.front().forward(inputs);
+  const auto p = m.dispatch(n,
+                            Impl::flatten(inputs, bases, batch),
+                            {},
+                            [](Model & model, const TensorMap & a, const TensorMap &)
+                            { return Pieces{model.forward(a), {}, {}}; });
+  return Impl::unflatten(p.out, batch);
+}
+
+std::pair<TensorMap, JacobianMap>
+DispatchedModel::jacobian(const TensorMap & inputs)
+{
+  auto & m = *_impl;
+  std::lock_guard<std::mutex> lock(m.call);
+  m.check(inputs);
+  const auto & bases = m.front().input_base_shapes();
+  const Shape batch = broadcast_batch_shape(inputs, bases);
+  const int64_t n = numel(batch);
+  if (n == 0 || m.front().derivatives().empty()) // the latter: Model says what to recompile
+    return m.front().jacobian(inputs);
+  const auto p = m.dispatch(n,
+                            Impl::flatten(inputs, bases, batch),
+                            {},
+                            [](Model & model, const TensorMap & a, const TensorMap &)
+                            {
+                              auto [out, J] = model.jacobian(a);
+                              return Pieces{std::move(out), {}, std::move(J)};
+                            });
+  JacobianMap J;
+  for (const auto & [o, row] : p.J)
+    J[o] = Impl::unflatten(row, batch);
+  return {Impl::unflatten(p.out, batch), J};
+}
+
+std::pair<TensorMap, TensorMap>
+DispatchedModel::jvp(const TensorMap & inputs, const TensorMap & tangents)
+{
+  auto & m = *_impl;
+  std::lock_guard<std::mutex> lock(m.call);
+  m.check(inputs);
+  const auto & bases = m.front().input_base_shapes();
+  for (const auto & [k, t] : tangents)
+    if (!bases.count(k))
+      return m.front().jvp(inputs, tangents); // Model names the unknown tangent
+  // One batch for inputs and tangents: broadcast them together, naming the tangents.
+  TensorMap all(inputs);
+  std::map<std::string, Shape> all_bases(bases);
+  TensorMap tan;
+  for (const auto & [k, t] : tangents)
+  {
+    tan[k] = t.defined() ? t.to(m.home, m.dtype) : t;
+    all["tangent of " + k] = tan[k];
+    all_bases["tangent of " + k] = bases.at(k);
+  }
+  const Shape batch = broadcast_batch_shape(all, all_bases);
+  const int64_t n = numel(batch);
+  if (n == 0)
+    return m.front().jvp(inputs, tangents);
+  const auto p = m.dispatch(n,
+                            Impl::flatten(inputs, bases, batch),
+                            Impl::flatten(tan, bases, batch),
+                            [](Model & model, const TensorMap & a, const TensorMap & t)
+                            {
+                              auto [out, jv] = model.jvp(a, t);
+                              return Pieces{std::move(out), std::move(jv), {}};
+                            });
+  return {Impl::unflatten(p.out, batch), Impl::unflatten(p.jvp, batch)};
+}
+
+const std::vector<std::string> &
+DispatchedModel::input_names() const
+{
+  return _impl->front().input_names();
+}
+
+const std::vector<std::string> &
+DispatchedModel::output_names() const
+{
+  return _impl->front().output_names();
+}
+
+const std::map<std::string, std::string> &
+DispatchedModel::variable_types() const
+{
+  return _impl->front().variable_types();
+}
+
+const std::map<std::string, Shape> &
+DispatchedModel::input_base_shapes() const
+{
+  return _impl->front().input_base_shapes();
+}
+
+const std::map<std::string, Shape> &
+DispatchedModel::output_base_shapes() const
+{
+  return _impl->front().output_base_shapes();
+}
+
+const std::vector<std::pair<std::string, std::string>> &
+DispatchedModel::derivatives() const
+{
+  return _impl->front().derivatives();
+}
+
+c10::Device
+DispatchedModel::device() const
+{
+  return _impl->home;
+}
+
+c10::ScalarType
+DispatchedModel::dtype() const
+{
+  return _impl->dtype;
+}
+
+const std::string &
+DispatchedModel::path() const
+{
+  return _impl->front().path();
+}
+
+const std::string &
+DispatchedModel::built_with_torch() const
+{
+  return _impl->front().built_with_torch();
+}
+
+TensorMap &
+DispatchedModel::named_parameters()
+{
+  return _impl->params;
+}
+
+void
+DispatchedModel::set_parameter(const std::string & name, const at::Tensor & value)
+{
+  auto & m = *_impl;
+  std::lock_guard<std::mutex> lock(m.call);
+  m.front().set_parameter(name, value); // validates name and shape
+  m.params[name] = value.to(m.home, m.dtype).clone();
+}
+
+const std::vector<WorkerInfo> &
+DispatchedModel::workers() const
+{
+  return _impl->infos;
+}
+
+Scheduler &
+DispatchedModel::scheduler()
+{
+  return *_impl->scheduler;
+}
+
+void
+DispatchedModel::set_scheduler(std::shared_ptr<Scheduler> scheduler)
+{
+  if (!scheduler)
+    throw FatalError("set_scheduler: the scheduler is null");
+  std::lock_guard<std::mutex> lock(_impl->call);
+  _impl->scheduler = std::move(scheduler);
+}
+
+std::vector<std::string>
+available_devices()
+{
+  std::vector<std::string> d{"cpu"};
+  const int n = cuda_device_count();
+  for (int i = 0; i < n; ++i)
+    d.push_back("cuda:" + std::to_string(i));
+  return d;
+}
+} // namespace neml2::aoti
