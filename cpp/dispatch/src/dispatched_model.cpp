@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <filesystem>
 #include <mutex>
+#include <set>
 
 namespace neml2::aoti
 {
@@ -80,8 +81,8 @@ join(const std::vector<std::string> & v)
 c10::Device
 parse_device(const std::string & spec, const std::string & what)
 {
-  const std::string known = "'cpu', 'cuda' or 'cuda:N' (available: " + join(available_devices()) +
-                            ")";
+  const std::string known =
+      "'cpu', 'cuda' or 'cuda:N' (available: " + join(available_devices()) + ")";
   c10::Device d("cpu");
   try
   {
@@ -154,7 +155,33 @@ struct Worker
   WorkerInfo info;
   c10::Device device = c10::Device("cpu");
   std::unique_ptr<Model> model;
+  /// Graphs this worker's Model has loaded (touched only by the worker's thread).
+  std::set<std::string> loaded;
 };
+
+/// torch's AOTIModelPackageLoader constructor is not thread-safe (it parses the
+/// package's JSON files into a function-static object: two loaders built at once
+/// read each other's metadata, "No device information found", or crash), and
+/// Model builds its loaders on first use. So every worker's first call of a
+/// graph holds this process-wide lock; running loaded graphs is concurrent.
+std::mutex &
+loader_mutex()
+{
+  static std::mutex m;
+  return m;
+}
+
+template <typename F>
+auto
+first_use_serialized(Worker & w, const std::string & graph, F && f)
+{
+  if (w.loaded.count(graph))
+    return f();
+  std::lock_guard<std::mutex> lock(loader_mutex());
+  auto result = f();
+  w.loaded.insert(graph);
+  return result;
+}
 
 /// The device a worker's thread must make current (CUDA workers only).
 std::optional<c10::Device>
@@ -209,9 +236,8 @@ struct DispatchedModel::Impl
     }
   }
 
-  static TensorMap flatten(const TensorMap & x,
-                           const std::map<std::string, Shape> & bases,
-                           const Shape & batch)
+  static TensorMap
+  flatten(const TensorMap & x, const std::map<std::string, Shape> & bases, const Shape & batch)
   {
     TensorMap flat;
     for (const auto & [k, v] : x)
@@ -239,8 +265,13 @@ struct DispatchedModel::Impl
     return s;
   }
 
-  /// Run `call` on the chunks of [0, n) that the scheduler plans; gather in order.
-  Pieces dispatch(int64_t n, const TensorMap & in, const TensorMap & tan, const ChunkCall & call)
+  /// Run `call` (which runs `graph`) on the chunks of [0, n) that the scheduler plans; gather in
+  /// order.
+  Pieces dispatch(const std::string & graph,
+                  int64_t n,
+                  const TensorMap & in,
+                  const TensorMap & tan,
+                  const ChunkCall & call)
   {
     sync_parameters();
     std::mutex alloc;
@@ -268,7 +299,6 @@ struct DispatchedModel::Impl
       }
     };
 
-
     Calibrate calibrate = [&](int64_t points)
     {
       const Chunk c{0, std::min(n, points)};
@@ -281,7 +311,12 @@ struct DispatchedModel::Impl
               auto & wk = workers[w];
               c10::OptionalDeviceGuard g(cuda_device_of(wk));
               const auto a = slice(in, c, wk.device);
-              wk.model->forward(a); // warm-up (loads the graph)
+              first_use_serialized(wk,
+                                   "forward",
+                                   [&]()
+                                   {
+                                     return wk.model->forward(a);
+                                   });
               const auto t0 = std::chrono::steady_clock::now();
               wk.model->forward(a);
               const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
@@ -325,7 +360,13 @@ struct DispatchedModel::Impl
                 throw FatalError("scheduler '" + scheduler->name() + "' planned the chunk [" +
                                  std::to_string(c->begin) + ", " + std::to_string(c->end) +
                                  ") outside the batch");
-              auto p = call(*wk.model, slice(in, *c, wk.device), slice(tan, *c, wk.device));
+              auto p = first_use_serialized(
+                  wk,
+                  graph,
+                  [&]()
+                  {
+                    return call(*wk.model, slice(in, *c, wk.device), slice(tan, *c, wk.device));
+                  });
               put(res.out, p.out, *c);
               put(res.jvp, p.jvp, *c);
               for (const auto & [o, row] : p.J)
@@ -353,11 +394,13 @@ struct DispatchedModel::Impl
       const auto & f = *std::min_element(failures.begin(),
                                          failures.end(),
                                          [](const Failure & a, const Failure & b)
-                                         { return a.chunk.begin < b.chunk.begin; });
+                                         {
+                                           return a.chunk.begin < b.chunk.begin;
+                                         });
       rethrow_with(f.error,
-                   "points [" + std::to_string(f.chunk.begin) + ", " +
-                       std::to_string(f.chunk.end) + ") of " + std::to_string(n) + " (worker " +
-                       std::to_string(f.worker) + ", " + workers[f.worker].info.device + "): ");
+                   "points [" + std::to_string(f.chunk.begin) + ", " + std::to_string(f.chunk.end) +
+                       ") of " + std::to_string(n) + " (worker " + std::to_string(f.worker) + ", " +
+                       workers[f.worker].info.device + "): ");
     }
     if (covered.load() != n)
       throw FatalError("scheduler '" + scheduler->name() + "' covered " +
@@ -372,7 +415,7 @@ DispatchedModel::DispatchedModel(const std::string & path,
                                  const std::string & device,
                                  const std::string & dtype,
                                  const DispatchOptions & options)
-  : _impl(std::make_unique<Impl>())
+    : _impl(std::make_unique<Impl>())
 {
   auto & m = *_impl;
   if (workers.empty())
@@ -384,9 +427,10 @@ DispatchedModel::DispatchedModel(const std::string & path,
   std::size_t ncpu = 0;
   for (const auto & spec : workers)
     ncpu += parse_device(spec, "worker").is_cpu();
-  const int threads = options.threads_per_worker > 0
-                          ? options.threads_per_worker
-                          : std::max(1, at::get_num_threads() / static_cast<int>(std::max<std::size_t>(ncpu, 1)));
+  const int threads =
+      options.threads_per_worker > 0
+          ? options.threads_per_worker
+          : std::max(1, at::get_num_threads() / static_cast<int>(std::max<std::size_t>(ncpu, 1)));
   std::string dt = dtype;
   for (const auto & spec : workers)
   {
@@ -404,13 +448,13 @@ DispatchedModel::DispatchedModel(const std::string & path,
   m.dtype = m.front().dtype();
   for (const auto & [k, v] : m.front().named_parameters())
     m.params[k] = v.to(m.home).clone();
-  m.pool = std::make_unique<detail::WorkerPool>(
-      m.workers.size(),
-      [&m](std::size_t w)
-      {
-        if (m.workers[w].device.is_cpu())
-          set_thread_intraop_threads(m.workers[w].info.threads);
-      });
+  m.pool = std::make_unique<detail::WorkerPool>(m.workers.size(),
+                                                [&m](std::size_t w)
+                                                {
+                                                  if (m.workers[w].device.is_cpu())
+                                                    set_thread_intraop_threads(
+                                                        m.workers[w].info.threads);
+                                                });
 }
 
 DispatchedModel::~DispatchedModel() = default;
@@ -426,11 +470,14 @@ DispatchedModel::forward(const TensorMap & inputs)
   const int64_t n = numel(batch);
   if (n == 0)
     return m.front().forward(inputs);
-  const auto p = m.dispatch(n,
+  const auto p = m.dispatch("forward",
+                            n,
                             Impl::flatten(inputs, bases, batch),
                             {},
                             [](Model & model, const TensorMap & a, const TensorMap &)
-                            { return Pieces{model.forward(a), {}, {}}; });
+                            {
+                              return Pieces{model.forward(a), {}, {}};
+                            });
   return Impl::unflatten(p.out, batch);
 }
 
@@ -445,7 +492,8 @@ DispatchedModel::jacobian(const TensorMap & inputs)
   const int64_t n = numel(batch);
   if (n == 0 || m.front().derivatives().empty()) // the latter: Model says what to recompile
     return m.front().jacobian(inputs);
-  const auto p = m.dispatch(n,
+  const auto p = m.dispatch("jacobian",
+                            n,
                             Impl::flatten(inputs, bases, batch),
                             {},
                             [](Model & model, const TensorMap & a, const TensorMap &)
@@ -483,7 +531,8 @@ DispatchedModel::jvp(const TensorMap & inputs, const TensorMap & tangents)
   const int64_t n = numel(batch);
   if (n == 0)
     return m.front().jvp(inputs, tangents);
-  const auto p = m.dispatch(n,
+  const auto p = m.dispatch("jacobian", // jvp contracts the jacobian graph's blocks
+                            n,
                             Impl::flatten(inputs, bases, batch),
                             Impl::flatten(tan, bases, batch),
                             [](Model & model, const TensorMap & a, const TensorMap & t)

@@ -16,6 +16,12 @@ ceil_div(int64_t a, int64_t b)
   return (a + b - 1) / b;
 }
 
+int64_t
+align_up(int64_t a)
+{
+  return std::max<int64_t>(1, ceil_div(a, CHUNK_ALIGNMENT)) * CHUNK_ALIGNMENT;
+}
+
 /// Every worker runs the chunks listed for it, in order.
 ChunkSource
 from_lists(std::vector<std::vector<Chunk>> lists)
@@ -42,8 +48,7 @@ check_chunk_size(int64_t c, const char * who)
 }
 } // namespace
 
-RoundRobinScheduler::RoundRobinScheduler(int64_t chunk_size)
-  : _chunk(chunk_size)
+RoundRobinScheduler::RoundRobinScheduler(int64_t chunk_size) : _chunk(chunk_size)
 {
   check_chunk_size(chunk_size, "RoundRobinScheduler");
 }
@@ -52,7 +57,7 @@ ChunkSource
 RoundRobinScheduler::plan(int64_t n, const std::vector<WorkerInfo> & workers, const Calibrate &)
 {
   const auto nw = static_cast<int64_t>(workers.size());
-  const int64_t c = _chunk > 0 ? _chunk : ceil_div(n, nw);
+  const int64_t c = _chunk > 0 ? _chunk : align_up(ceil_div(n, nw));
   std::vector<std::vector<Chunk>> lists(workers.size());
   for (int64_t k = 0; k * c < n; ++k)
     lists[static_cast<std::size_t>(k % nw)].push_back({k * c, std::min(n, (k + 1) * c)});
@@ -60,8 +65,7 @@ RoundRobinScheduler::plan(int64_t n, const std::vector<WorkerInfo> & workers, co
 }
 
 HybridScheduler::HybridScheduler(std::vector<double> weights, int64_t calibration_points)
-  : _weights(std::move(weights)),
-    _calibration_points(calibration_points)
+    : _weights(std::move(weights)), _calibration_points(calibration_points)
 {
   for (auto w : _weights)
     if (!(w >= 0) || !std::isfinite(w))
@@ -80,7 +84,9 @@ HybridScheduler::weights() const
 }
 
 ChunkSource
-HybridScheduler::plan(int64_t n, const std::vector<WorkerInfo> & workers, const Calibrate & calibrate)
+HybridScheduler::plan(int64_t n,
+                      const std::vector<WorkerInfo> & workers,
+                      const Calibrate & calibrate)
 {
   std::vector<double> w;
   {
@@ -103,8 +109,10 @@ HybridScheduler::plan(int64_t n, const std::vector<WorkerInfo> & workers, const 
   for (std::size_t i = 0; i < w.size(); ++i)
   {
     acc += w[i];
+    const double cut = static_cast<double>(n) * acc / total / CHUNK_ALIGNMENT;
     const int64_t end =
-        i + 1 == w.size() ? n : std::min(n, static_cast<int64_t>(std::llround(n * acc / total)));
+        i + 1 == w.size() ? n
+                          : std::min(n, static_cast<int64_t>(std::llround(cut)) * CHUNK_ALIGNMENT);
     if (end > begin)
       lists[i].push_back({begin, end});
     begin = std::max(begin, end);
@@ -112,8 +120,7 @@ HybridScheduler::plan(int64_t n, const std::vector<WorkerInfo> & workers, const 
   return from_lists(std::move(lists));
 }
 
-QueueScheduler::QueueScheduler(int64_t chunk_size)
-  : _chunk(chunk_size)
+QueueScheduler::QueueScheduler(int64_t chunk_size) : _chunk(chunk_size)
 {
   check_chunk_size(chunk_size, "QueueScheduler");
 }
@@ -122,7 +129,7 @@ ChunkSource
 QueueScheduler::plan(int64_t n, const std::vector<WorkerInfo> & workers, const Calibrate &)
 {
   const auto nw = static_cast<int64_t>(workers.size());
-  const int64_t c = _chunk > 0 ? _chunk : std::max<int64_t>(1, ceil_div(n, 4 * nw));
+  const int64_t c = _chunk > 0 ? _chunk : align_up(ceil_div(n, 4 * nw));
   auto next = std::make_shared<std::atomic<int64_t>>(0);
   return [next, n, c](std::size_t) -> std::optional<Chunk>
   {

@@ -2,8 +2,7 @@
 
 namespace neml2::aoti::detail
 {
-WorkerPool::WorkerPool(std::size_t n, std::function<void(std::size_t)> init)
-  : _errors(n)
+WorkerPool::WorkerPool(std::size_t n, std::function<void(std::size_t)> init) : _errors(n)
 {
   // Every thread runs `init` as its first task, so its failure surfaces here.
   {
@@ -11,9 +10,17 @@ WorkerPool::WorkerPool(std::size_t n, std::function<void(std::size_t)> init)
     _pending = n;
   }
   for (std::size_t w = 0; w < n; ++w)
-    _threads.emplace_back([this, w, init]() { loop(w, init); });
+    _threads.emplace_back(
+        [this, w, init]()
+        {
+          loop(w, init);
+        });
   std::unique_lock<std::mutex> lock(_mutex);
-  _done.wait(lock, [this]() { return _pending == 0; });
+  _done.wait(lock,
+             [this]()
+             {
+               return _pending == 0;
+             });
   for (auto & e : _errors)
     if (e)
     {
@@ -23,7 +30,10 @@ WorkerPool::WorkerPool(std::size_t n, std::function<void(std::size_t)> init)
     }
 }
 
-WorkerPool::~WorkerPool() { shutdown(); }
+WorkerPool::~WorkerPool()
+{
+  shutdown();
+}
 
 void
 WorkerPool::shutdown()
@@ -63,7 +73,11 @@ WorkerPool::loop(std::size_t w, const std::function<void(std::size_t)> & init)
     const std::function<void(std::size_t)> * task = nullptr;
     {
       std::unique_lock<std::mutex> lock(_mutex);
-      _wake.wait(lock, [&]() { return _stop || _generation != seen; });
+      _wake.wait(lock,
+                 [&]()
+                 {
+                   return _stop || _generation != seen;
+                 });
       if (_stop)
         return;
       seen = _generation;
@@ -93,7 +107,11 @@ WorkerPool::run(const std::function<void(std::size_t)> & f)
   _pending = _threads.size();
   ++_generation;
   _wake.notify_all();
-  _done.wait(lock, [this]() { return _pending == 0; });
+  _done.wait(lock,
+             [this]()
+             {
+               return _pending == 0;
+             });
   _task = nullptr;
   for (auto & e : _errors)
     if (e)

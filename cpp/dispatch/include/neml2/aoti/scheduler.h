@@ -16,6 +16,12 @@
 
 namespace neml2::aoti
 {
+/// Automatic chunk boundaries fall on multiples of this many points. Compiled
+/// kernels vectorize over the batch and finish with a scalar tail whose last bit
+/// can differ; aligned boundaries put every point in the same SIMD lane as a
+/// single Model call would, so the results are bitwise identical.
+constexpr int64_t CHUNK_ALIGNMENT = 64;
+
 /// A contiguous range [begin, end) of the flattened batch.
 struct Chunk
 {
@@ -54,7 +60,8 @@ public:
 };
 
 /// Chunk k = [k c, (k+1) c) goes to worker k mod W. `chunk_size` 0 (default):
-/// c = ceil(n / W), i.e. one contiguous chunk per worker.
+/// c = ceil(n / W) rounded up to CHUNK_ALIGNMENT, i.e. at most one contiguous
+/// chunk per worker.
 class RoundRobinScheduler : public Scheduler
 {
 public:
@@ -68,7 +75,8 @@ private:
 };
 
 /// Static split weighted by device capacity: worker w gets one contiguous chunk
-/// of about n * weight_w / sum(weights) points. With no `weights`, the first
+/// of about n * weight_w / sum(weights) points (boundaries rounded to
+/// CHUNK_ALIGNMENT). With no `weights`, the first
 /// call with at least `calibration_points` points times every worker on that
 /// many of its points (one warm-up and one timed run each) and keeps the
 /// measured throughputs as weights; smaller calls before that split evenly.
@@ -90,7 +98,7 @@ private:
 
 /// Asynchronous work queue: the workers pull fixed-size chunks, in batch order,
 /// until the batch is exhausted, so a faster worker simply takes more of them.
-/// `chunk_size` 0 (default): ceil(n / (4 W)).
+/// `chunk_size` 0 (default): ceil(n / (4 W)) rounded up to CHUNK_ALIGNMENT.
 class QueueScheduler : public Scheduler
 {
 public:
