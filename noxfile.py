@@ -153,6 +153,15 @@ def wheels(session: nox.Session) -> None:
         session.run(py, str(check), mode, external=True)
 
 
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site (MkDocs, warnings are errors) into build/site."""
+    _sync(session, "--all-packages", "--group", "docs")
+    site = ROOT / "build" / "site"
+    config = str(ROOT / "mkdocs.yml")
+    session.run("mkdocs", "build", "--strict", "-f", config, "-d", str(site), *session.posargs)
+
+
 def _not_yet(session: nox.Session, issue: str) -> None:
     session.error(f"session '{session.name}' is not implemented yet ({issue}); it fails on purpose")
 
@@ -175,5 +184,14 @@ def conformance(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Throughput / latency / compile-time benchmarks; not implemented yet."""
-    _not_yet(session, "issue #9")
+    """Benchmark suite, our routes (benchmarks/suite/run.py; posargs go to it, e.g. --quick)."""
+    _sync(session, "--all-packages")
+    session.run("python", str(ROOT / "benchmarks" / "suite" / "run.py"), *session.posargs)
+
+
+@nox.session(name="bench-reference")
+def bench_reference(session: nox.Session) -> None:
+    """Benchmarks side by side with NEML2 3.1.0 (its own venv outside the workspace, made once)."""
+    _sync(session, "--all-packages")
+    suite = ROOT / "benchmarks" / "suite"
+    session.run("python", str(suite / "run.py"), "--reference", *session.posargs)
