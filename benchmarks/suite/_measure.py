@@ -1,0 +1,406 @@
+"""Timing, memory and the transient step loop shared by both workers.
+
+Imports only torch and the standard library: the reference worker runs it in the
+reference library's virtual environment. A route is seen through a small adapter:
+
+    adapter.input_names, adapter.output_names   lists of variable names
+    adapter.input_base_shape(name)              base shape of an input, e.g. (6,)
+    adapter.wrap(raw, name, sub_batch_ndim)     raw tensor -> what ``call`` takes
+    adapter.call(values) -> dict                one model evaluation, name-keyed
+
+Rows are dicts with the keys of ``FIELDS``; ``value`` is the median of ``n`` repeats,
+``lo``/``hi`` the spread: first and third quartile from 4 repeats on, else the fastest
+and slowest repeat.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+FIELDS = [
+    "side",
+    "workload",
+    "route",
+    "batch",
+    "metric",
+    "value",
+    "lo",
+    "hi",
+    "n",
+    "unit",
+    "status",
+    "note",
+]
+
+
+#: metrics recorded per batch (rows written as skipped when a batch is not run)
+SKIPPABLE = (
+    ("eval_points_per_s", "points/s"),
+    ("eval_time_s", "s"),
+    ("transient_points_per_s", "point-steps/s"),
+    ("transient_time_s", "s"),
+)
+
+
+def row(
+    side,
+    workload,
+    route,
+    batch,
+    metric,
+    value=None,
+    lo=None,
+    hi=None,
+    n=0,
+    unit="",
+    status="ok",
+    note="",
+) -> dict:
+    return dict(
+        zip(
+            FIELDS,
+            (side, workload, route, batch, metric, value, lo, hi, n, unit, status, note),
+            strict=True,
+        )
+    )
+
+
+def emit(rows: list[dict], out: Path) -> None:
+    with out.open("a") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _status_kb(key: str) -> int:
+    """``VmHWM`` / ``VmRSS`` of this process in kB (0 where /proc is missing)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def reset_peak() -> bool:
+    """Reset this process's peak resident set (Linux: ``5`` into ``clear_refs``)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def rss_mb() -> float:
+    return _status_kb("VmRSS") / 1024.0
+
+
+def peak_mb() -> float:
+    return _status_kb("VmHWM") / 1024.0
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def timed(fn, *, min_repeats: int, max_repeats: int, min_time: float, budget: float):
+    """Call *fn* (already warmed up) repeatedly; per-call wall times in seconds.
+
+    Stops after ``max_repeats`` calls, or once ``min_repeats`` calls and ``min_time``
+    seconds are reached, or when ``budget`` seconds are spent (at least one call).
+    """
+    times: list[float] = []
+    start = time.perf_counter()
+    while True:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+        spent = time.perf_counter() - start
+        if len(times) >= max_repeats or spent >= budget:
+            break
+        if len(times) >= min_repeats and spent >= min_time:
+            break
+    return times
+
+
+def summary(times: list[float]) -> tuple[float, float, float]:
+    """Median and spread: the quartiles from 4 repeats on, else fastest and slowest."""
+    med = statistics.median(times)
+    if len(times) >= 4:
+        q = statistics.quantiles(times, n=4)
+        return med, q[0], q[2]
+    return med, min(times), max(times)
+
+
+# --------------------------------------------------------------------------- stepping
+
+
+def split_lag(name: str) -> tuple[str, int]:
+    """``'x~2'`` -> ``('x', 2)``, ``'x'`` -> ``('x', 0)``."""
+    if "~" in name:
+        base, lag = name.rsplit("~", 1)
+        if lag.isdigit():
+            return base, int(lag)
+    return name, 0
+
+
+class Stepper:
+    """Feeds a model through a load history, carrying its state from step to step.
+
+    An input ``x`` / ``x~j`` is the prescribed ``x`` at step ``k`` / ``k - j`` when ``x`` is
+    in the history, else the model output ``x`` of step ``k - 1`` / ``k - j`` (the
+    current value of a state variable that is also an input is its previous value:
+    the initial guess). Steps before 0 read step 0. State starts from
+    ``initial_state`` or zero.
+    """
+
+    def __init__(self, adapter, forces: dict, ics: dict, state_sub: dict, batch: int):
+        self.a = adapter
+        self.outputs = list(adapter.output_names)
+        nsteps = next(iter(forces.values()))[0].shape[0]
+        self.nsteps = nsteps - 1
+        self.lags = {n: split_lag(n) for n in adapter.input_names}
+        used = {base for base, _ in self.lags.values()}
+        # pre-wrapped prescribed values per step: the timed loop only calls the model
+        self.forces = {
+            n: [
+                adapter.wrap(v[k], n if n in adapter.input_names else f"{n}~1", sub)
+                for k in range(nsteps)
+            ]
+            for n, (v, sub) in forces.items()
+            if n in used
+        }
+        # history of a variable that is neither prescribed nor an output: zero (as the
+        # TransientDriver of both libraries does)
+        self.zeros = {}
+        for n, (base, lag) in self.lags.items():
+            if base not in self.forces and base not in self.outputs:
+                if lag == 0:
+                    raise KeyError(f"input '{n}' is neither prescribed nor a model output")
+                z = torch.zeros((batch, *adapter.input_base_shape(n)), dtype=torch.float64)
+                self.zeros[n] = adapter.wrap(z, n, 0)
+        self.state0 = {}
+        for n in self.outputs:
+            if n in ics:
+                v, sub = ics[n]
+                self.state0[n] = adapter.wrap(v, n, sub)
+                continue
+            name = n if n in adapter.input_names else f"{n}~1"
+            if name not in adapter.input_names:
+                continue  # an output that is never fed back
+            sub_shape = tuple(state_sub.get(n, ()))
+            z = torch.zeros(
+                (batch, *sub_shape, *adapter.input_base_shape(name)), dtype=torch.float64
+            )
+            self.state0[n] = adapter.wrap(z, n, len(sub_shape))
+
+    def inputs(self, k: int, states: list[dict]) -> dict:
+        """Inputs of step *k*; ``states[-j]`` is the state of step ``k - j``."""
+        vals = {}
+        for n, (base, lag) in self.lags.items():
+            if n in self.zeros:
+                vals[n] = self.zeros[n]
+            elif base in self.forces:
+                vals[n] = self.forces[base][max(k - lag, 0)]
+            else:
+                j = max(lag, 1)
+                vals[n] = states[-j][base] if j <= len(states) else states[0][base]
+        return vals
+
+    def first_step_inputs(self) -> dict:
+        return self.inputs(1, [self.state0])
+
+    def run(self, nsteps: int | None = None) -> dict:
+        """Steps 1..nsteps; returns the last state."""
+        nsteps = self.nsteps if nsteps is None else nsteps
+        states = [self.state0]
+        for k in range(1, nsteps + 1):
+            out = self.a.call(self.inputs(k, states))
+            new = dict(states[-1])
+            new.update(out)
+            states.append(new)
+            if len(states) > 3:
+                states.pop(0)
+        return states[-1]
+
+
+# --------------------------------------------------------------------------- one cell
+
+
+def measure_batch(
+    side, workload, route, adapter, w, batch: int, hist: dict, ics: dict, opts
+) -> list[dict]:
+    """Evaluation throughput, latency (batch 1), transient throughput and peak memory."""
+    rows = []
+    stepper = Stepper(adapter, hist, ics, w.state_sub_batch, batch)
+    x = stepper.first_step_inputs()
+    reset_peak()
+    base_rss = rss_mb()
+    call = adapter.call
+    with torch.no_grad():
+        t0 = time.perf_counter()
+        call(x)  # warm-up: first-call costs (allocation, AOTI/JIT first run)
+        first = time.perf_counter() - t0
+        if batch == 1:
+            times = timed(
+                lambda: call(x),
+                min_repeats=20,
+                max_repeats=opts.latency_repeats,
+                min_time=opts.min_time,
+                budget=opts.eval_budget,
+            )
+        else:
+            times = timed(
+                lambda: call(x),
+                min_repeats=min(3, opts.repeats),
+                max_repeats=opts.repeats,
+                min_time=opts.min_time,
+                budget=opts.eval_budget,
+            )
+        med, lo, hi = summary(times)
+        n = len(times)
+        rows.append(
+            row(
+                side,
+                workload,
+                route,
+                batch,
+                "eval_points_per_s",
+                batch / med,
+                batch / hi,
+                batch / lo,
+                n,
+                "points/s",
+            )
+        )
+        rows.append(
+            row(
+                side,
+                workload,
+                route,
+                batch,
+                "eval_time_s",
+                med,
+                lo,
+                hi,
+                n,
+                "s",
+                note=f"first call {first:.4g} s",
+            )
+        )
+        if batch == 1:
+            rows.append(
+                row(
+                    side,
+                    workload,
+                    route,
+                    batch,
+                    "latency_us",
+                    med * 1e6,
+                    lo * 1e6,
+                    hi * 1e6,
+                    n,
+                    "us",
+                )
+            )
+        # transient run: skip when the estimate (steps x one evaluation) is over budget
+        steps = opts.steps
+        estimate = steps * med
+        if opts.steps <= 0 or batch > 100_000:
+            pass  # the roofline batch (1e6) measures evaluations only
+        elif estimate > opts.transient_budget:
+            note = f"estimated {estimate:.0f} s > budget {opts.transient_budget:.0f} s"
+            for m, u in (("transient_points_per_s", "point-steps/s"), ("transient_time_s", "s")):
+                rows.append(
+                    row(
+                        side,
+                        workload,
+                        route,
+                        batch,
+                        m,
+                        unit=u,
+                        status="skipped (over budget)",
+                        note=note,
+                    )
+                )
+        else:
+            ttimes = []
+            status, note = "ok", ""
+            start = time.perf_counter()
+            while True:
+                t0 = time.perf_counter()
+                try:
+                    stepper.run(steps)
+                except Exception as e:  # convergence failure etc.: record, go on
+                    status = "failed"
+                    note = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+                    break
+                ttimes.append(time.perf_counter() - t0)
+                spent = time.perf_counter() - start
+                if len(ttimes) >= opts.transient_repeats:
+                    break
+                if spent + ttimes[-1] > opts.transient_budget:
+                    break
+            if ttimes:
+                tm, tl, th = summary(ttimes)
+                rows.append(
+                    row(
+                        side,
+                        workload,
+                        route,
+                        batch,
+                        "transient_points_per_s",
+                        batch * steps / tm,
+                        batch * steps / th,
+                        batch * steps / tl,
+                        len(ttimes),
+                        "point-steps/s",
+                        status,
+                        note,
+                    )
+                )
+                rows.append(
+                    row(
+                        side,
+                        workload,
+                        route,
+                        batch,
+                        "transient_time_s",
+                        tm,
+                        tl,
+                        th,
+                        len(ttimes),
+                        "s",
+                        status,
+                        note,
+                    )
+                )
+            else:
+                for m, u in (
+                    ("transient_points_per_s", "point-steps/s"),
+                    ("transient_time_s", "s"),
+                ):
+                    rows.append(
+                        row(side, workload, route, batch, m, unit=u, status=status, note=note)
+                    )
+    rows.append(
+        row(
+            side,
+            workload,
+            route,
+            batch,
+            "peak_rss_delta_mb",
+            peak_mb() - base_rss,
+            n=1,
+            unit="MB",
+            note=f"process peak {peak_mb():.0f} MB",
+        )
+    )
+    return rows

@@ -1,0 +1,183 @@
+"""Worker for our side: one workload on one route, every batch size, rows to --out.
+
+Run by ``run.py`` with the workspace's Python, one process per (workload, route), so
+each has its own peak-memory account. Routes: py-eager (``neml2.load_model``), py-jit
+(``neml2.compile(model)`` where it exists), py-aoti (``neml2.compiler.compile_file`` ->
+``neml2.aoti.Model``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _measure as M
+from _adapters import RawAdapter, TypedAdapter
+from _worker_args import parser
+from _workloads import WORKLOADS, history, initial_state
+
+SIDE = "ours"
+
+
+def _compile(w, a, rows):
+    """Compile with neml2.compiler; cold (empty caches) and cached compile times."""
+    from neml2.compiler import CompileOptions, compile_file
+
+    opts = CompileOptions.from_strings(w.model, [])
+    if a.compile in ("cold", "cold-once"):
+        cold_dir = Path(tempfile.mkdtemp(prefix="cold-", dir=a.work_dir))
+        t0 = time.perf_counter()
+        compile_file(w.path, opts, cold_dir / "artifact", use_cache=False)
+        rows.append(
+            M.row(
+                SIDE,
+                w.name,
+                "py-aoti",
+                "",
+                "compile_cold_s",
+                time.perf_counter() - t0,
+                n=1,
+                unit="s",
+            )
+        )
+        shutil.rmtree(cold_dir, ignore_errors=True)
+    # cached: twice, the first fills build/aoti-cache if it is empty
+    t0 = time.perf_counter()
+    res = compile_file(w.path, opts, a.work_dir / "artifact", cache_dir=a.cache_dir)
+    first = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    res = compile_file(w.path, opts, a.work_dir / "artifact", cache_dir=a.cache_dir)
+    cached = time.perf_counter() - t0
+    rows.append(
+        M.row(
+            SIDE,
+            w.name,
+            "py-aoti",
+            "",
+            "compile_cached_s",
+            cached,
+            n=1,
+            unit="s",
+            note=f"first compile of this run {first:.1f} s",
+        )
+    )
+    return res.artifact_dir
+
+
+def main() -> int:
+    a = parser(__doc__.splitlines()[0]).parse_args()
+    a.work_dir.mkdir(parents=True, exist_ok=True)
+    if a.compile in ("cold", "cold-once"):
+        # a private, empty Inductor cache: the cold compile hits nothing
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(a.work_dir / "inductor-cache")
+    import torch
+
+    import neml2
+
+    torch.set_grad_enabled(False)
+    w = WORKLOADS[a.workload]
+    rows: list[dict] = []
+    try:
+        if a.route == "py-eager":
+            model = neml2.load_model(w.path, w.model)
+            adapter = TypedAdapter(model)
+        elif a.route == "py-jit":
+            if not hasattr(neml2, "compile"):
+                rows.append(
+                    M.row(
+                        SIDE,
+                        w.name,
+                        a.route,
+                        "",
+                        "available",
+                        status="not available",
+                        note="neml2.compile does not exist yet",
+                    )
+                )
+                M.emit(rows, a.out)
+                return 0
+            model = neml2.load_model(w.path, w.model)
+            t0 = time.perf_counter()
+            jit = neml2.compile(model)
+            rows.append(
+                M.row(
+                    SIDE,
+                    w.name,
+                    a.route,
+                    "",
+                    "compile_cached_s",
+                    time.perf_counter() - t0,
+                    n=1,
+                    unit="s",
+                    note="neml2.compile(model); graphs compile on first call",
+                )
+            )
+            adapter = TypedAdapter(model, jit)
+        elif a.route == "py-aoti":
+            from neml2.aoti import Model as AOTIModel
+
+            artifact = _compile(w, a, rows)
+            adapter = RawAdapter(AOTIModel(artifact))
+        else:
+            raise SystemExit(f"unknown route {a.route}")
+    except Exception as e:  # a route that cannot build this workload: record it
+        msg = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
+        rows.append(M.row(SIDE, w.name, a.route, "", "available", status="failed", note=msg))
+        M.emit(rows, a.out)
+        print(msg, file=sys.stderr)
+        return 0
+    M.emit(rows, a.out)
+    last = None  # (batch, median seconds of one evaluation)
+    for b in a.batches:
+        # times grow with the batch: skip a batch predicted over the evaluation budget
+        if last is not None and last[1] * max(1.0, 0.1 * b / last[0]) > a.eval_budget:
+            note = f"one evaluation at batch {last[0]} took {last[1]:.3g} s"
+            M.emit(
+                [
+                    M.row(
+                        SIDE,
+                        w.name,
+                        a.route,
+                        b,
+                        m,
+                        unit=u,
+                        status="skipped (over budget)",
+                        note=note,
+                    )
+                    for m, u in M.SKIPPABLE
+                ],
+                a.out,
+            )
+            continue
+        try:
+            # the history always has >= 100 increments (step sizes as in the reference
+            # benchmarks); a transient run takes the first --steps of them
+            hist = history(w, b, max(a.steps, 100))
+            rows = M.measure_batch(
+                SIDE, w.name, a.route, adapter, w, b, hist, initial_state(w, b), a
+            )
+            last = (b, next(r["value"] for r in rows if r["metric"] == "eval_time_s"))
+        except Exception as e:
+            msg = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
+            rows = [M.row(SIDE, w.name, a.route, b, "eval_points_per_s", status="failed", note=msg)]
+            print(msg, file=sys.stderr)
+        M.emit(rows, a.out)
+        for r in rows:
+            if r["metric"] in ("eval_points_per_s", "transient_points_per_s"):
+                v = r["value"]
+                print(
+                    f"  {SIDE:9s} {w.name:10s} {a.route:8s} {b:>7d} {r['metric']:24s} "
+                    f"{v if v is None else f'{v:.4g}'} {r['status']}",
+                    flush=True,
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

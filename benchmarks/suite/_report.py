@@ -1,0 +1,387 @@
+"""Tables, plots and the roofline note from the rows of a run (see ``run.py``)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from _workloads import WORKLOADS, points_label
+
+#: bytes one elasticity update must move: read strain + write stress, 6 float64 each
+ELASTICITY_BYTES = 96
+PY_ROUTES = ["py-eager", "py-jit", "py-aoti"]
+
+
+def _index(rows: list[dict]) -> dict:
+    return {(r["side"], r["workload"], r["route"], r["batch"], r["metric"]): r for r in rows}
+
+
+def _fmt(r: dict | None, digits: int = 3) -> str:
+    if r is None:
+        return "–"
+    if r["status"] != "ok" or r["value"] is None:
+        return r["status"]
+    v = r["value"]
+    return f"{v:.{digits}g}"
+
+
+def _spread(r: dict | None) -> str:
+    if r is None or r["status"] != "ok" or r["value"] is None or r["lo"] is None:
+        return ""
+    v, lo, hi = r["value"], r["lo"], r["hi"]
+    if not v or r["n"] < 2:
+        return ""
+    return f" ±{100 * (hi - lo) / 2 / v:.0f}%"
+
+
+def _ratio(a: dict | None, b: dict | None) -> float | None:
+    if a is None or b is None or a["status"] != "ok" or b["status"] != "ok":
+        return None
+    if not a["value"] or not b["value"]:
+        return None
+    return a["value"] / b["value"]
+
+
+def _batches(rows) -> list[int]:
+    return sorted({r["batch"] for r in rows if isinstance(r["batch"], int)})
+
+
+def _workloads(rows) -> list[str]:
+    seen = {r["workload"] for r in rows}
+    return [w for w in WORKLOADS if w in seen]
+
+
+def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
+    idx = _index(rows)
+    csv_rows = []
+    md = [
+        "# Side by side: ours vs the reference library (NEML2 3.1.0)",
+        "",
+        f"Run {meta['started_utc']} – {meta.get('finished_utc', '?')} on {meta['cpu']}, "
+        f"{meta['cores']} cores (`{meta['machine']}`); versions {meta.get('versions')}. "
+        f"Load average at start {meta['load_average_start'][0]:.1f}, at end "
+        f"{meta.get('load_average_end', [float('nan')])[0]:.1f}.",
+        "",
+        "Cells: median of n repeats ± half the interquartile range (from 4 repeats on; "
+        "below that half the range between fastest and slowest). "
+        "Ratio = ours / reference for the same route: for throughput > 1 means ours is "
+        "faster; for latency, memory and compile time < 1 means ours is better. "
+        "`skipped (over budget)`: estimated over the per-cell time budget; `failed`: see "
+        "results.csv for the error.",
+        "",
+    ]
+    sections = [
+        ("eval_points_per_s", "Model evaluation throughput (material points / s)", True),
+        ("transient_points_per_s", "Transient run throughput (point-steps / s)", True),
+    ]
+    batches = _batches(rows)
+    for metric, title, _per_batch in sections:
+        md += [f"## {title}", ""]
+        head = "| workload | batch |"
+        sep = "|---|---:|"
+        for route in ("py-eager", "py-aoti"):
+            head += f" ours {route} | reference {route} | ratio |"
+            sep += "---:|---:|---:|"
+        head += " ours py-jit |"
+        sep += "---:|"
+        md += [head, sep]
+        for w in _workloads(rows):
+            for b in batches:
+                cells = []
+                have = False
+                for route in ("py-eager", "py-aoti"):
+                    o = idx.get(("ours", w, route, b, metric))
+                    r = idx.get(("reference", w, route, b, metric))
+                    have |= o is not None or r is not None
+                    q = _ratio(o, r)
+                    cells += [
+                        _fmt(o) + _spread(o),
+                        _fmt(r) + _spread(r),
+                        "–" if q is None else f"**{q:.2f}**",
+                    ]
+                    csv_rows.append(
+                        {
+                            "workload": w,
+                            "metric": metric,
+                            "batch": b,
+                            "route": route,
+                            "ours": _val(o),
+                            "reference": _val(r),
+                            "ratio": "" if q is None else f"{q:.4g}",
+                            "ours_status": _st(o),
+                            "reference_status": _st(r),
+                        }
+                    )
+                j = idx.get(("ours", w, "py-jit", b, metric))
+                cells.append(_fmt(j))
+                if have:
+                    md.append(f"| {w} | {points_label(b)} | " + " | ".join(cells) + " |")
+        md.append("")
+    # latency, memory, compile
+    md += [
+        "## Latency at batch 1 (µs per call)",
+        "",
+        "| workload | ours py-eager | reference py-eager | ratio | ours py-aoti | "
+        "reference py-aoti | ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for w in _workloads(rows):
+        cells = []
+        for route in ("py-eager", "py-aoti"):
+            o = idx.get(("ours", w, route, 1, "latency_us"))
+            r = idx.get(("reference", w, route, 1, "latency_us"))
+            q = _ratio(o, r)
+            cells += [_fmt(o), _fmt(r), "–" if q is None else f"**{q:.2f}**"]
+            csv_rows.append(
+                {
+                    "workload": w,
+                    "metric": "latency_us",
+                    "batch": 1,
+                    "route": route,
+                    "ours": _val(o),
+                    "reference": _val(r),
+                    "ratio": "" if q is None else f"{q:.4g}",
+                    "ours_status": _st(o),
+                    "reference_status": _st(r),
+                }
+            )
+        md.append(f"| {w} | " + " | ".join(cells) + " |")
+    md += [
+        "",
+        "## Peak memory (MB above the process's resident size before the batch)",
+        "",
+        "VmHWM of the worker process, reset before each batch (evaluations + transient run).",
+        "",
+        "| workload | batch | ours py-eager | reference py-eager | ours py-aoti | "
+        "reference py-aoti |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for w in _workloads(rows):
+        for b in batches:
+            if b < 10_000:
+                continue
+            cells = [
+                _fmt(idx.get((s, w, route, b, "peak_rss_delta_mb")))
+                for route in ("py-eager", "py-aoti")
+                for s in ("ours", "reference")
+            ]
+            if any(c != "–" for c in cells):
+                md.append(f"| {w} | {points_label(b)} | " + " | ".join(cells) + " |")
+    md += [
+        "",
+        "## AOTI compile time (s)",
+        "",
+        "Ours: `neml2.compiler.compile_file`; cold = no compile cache and an empty "
+        "Inductor cache, cached = from `build/aoti-cache`. Reference: "
+        "`compile_and_emit_stub`; cold = empty Inductor cache, cached = a second compile "
+        "in the same process (it has no compile cache of its own).",
+        "",
+        "| workload | ours cold | reference cold | ratio | ours cached | reference cached "
+        "| ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for w in _workloads(rows):
+        cells = []
+        for metric in ("compile_cold_s", "compile_cached_s"):
+            o = idx.get(("ours", w, "py-aoti", "", metric))
+            r = idx.get(("reference", w, "py-aoti", "", metric))
+            q = _ratio(o, r)
+            cells += [_fmt(o), _fmt(r), "–" if q is None else f"**{q:.2f}**"]
+            csv_rows.append(
+                {
+                    "workload": w,
+                    "metric": metric,
+                    "batch": "",
+                    "route": "py-aoti",
+                    "ours": _val(o),
+                    "reference": _val(r),
+                    "ratio": "" if q is None else f"{q:.4g}",
+                    "ours_status": _st(o),
+                    "reference_status": _st(r),
+                }
+            )
+        md.append(f"| {w} | " + " | ".join(cells) + " |")
+    notes = [r for r in rows if r["metric"] == "available" and r["status"] != "ok"]
+    if notes:
+        md += ["", "## Routes not measured", ""]
+        for r in notes:
+            md.append(f"- {r['side']} {r['route']} / {r['workload']}: {r['status']} — {r['note']}")
+    failed = [r for r in rows if r["status"] == "failed" and r["metric"] != "available"]
+    if failed:
+        md += ["", "## Failures", ""]
+        for r in failed:
+            md.append(
+                f"- {r['side']} {r['route']} / {r['workload']} / batch {r['batch']} "
+                f"({r['metric']}): {r['note']}"
+            )
+    (out / "side_by_side.md").write_text("\n".join(md) + "\n")
+    with (out / "side_by_side.csv").open("w", newline="") as f:
+        fields = [
+            "workload",
+            "metric",
+            "batch",
+            "route",
+            "ours",
+            "reference",
+            "ratio",
+            "ours_status",
+            "reference_status",
+        ]
+        wr = csv.DictWriter(f, fieldnames=fields)
+        wr.writeheader()
+        wr.writerows(csv_rows)
+
+
+def _val(r):
+    return "" if r is None or r["value"] is None else f"{r['value']:.6g}"
+
+
+def _st(r):
+    return "" if r is None else r["status"]
+
+
+def plots(rows: list[dict], out: Path, log=print) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib missing: no plots")
+        return
+    workloads = _workloads(rows)
+    styles = {"ours": "-", "reference": "--"}
+    for metric, label in (
+        ("eval_points_per_s", "material points / s (one evaluation)"),
+        ("transient_points_per_s", "point-steps / s (transient run)"),
+    ):
+        ncol = min(4, len(workloads))
+        nrow = (len(workloads) + ncol - 1) // ncol
+        fig, axes = plt.subplots(nrow, ncol, figsize=(4 * ncol, 3.4 * nrow), squeeze=False)
+        for ax, w in zip(axes.flat, workloads, strict=False):
+            for side in ("ours", "reference"):
+                for route in PY_ROUTES:
+                    pts = sorted(
+                        (r["batch"], r["value"], r["lo"], r["hi"])
+                        for r in rows
+                        if (r["side"], r["workload"], r["route"], r["metric"])
+                        == (side, w, route, metric)
+                        and r["status"] == "ok"
+                        and r["value"]
+                        and isinstance(r["batch"], int)
+                    )
+                    if not pts:
+                        continue
+                    x = [p[0] for p in pts]
+                    y = [p[1] for p in pts]
+                    err = [
+                        [p[1] - (p[2] or p[1]) for p in pts],
+                        [(p[3] or p[1]) - p[1] for p in pts],
+                    ]
+                    ax.errorbar(
+                        x,
+                        y,
+                        yerr=err,
+                        ls=styles[side],
+                        marker="o",
+                        ms=3,
+                        capsize=2,
+                        label=f"{side} {route}",
+                    )
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(w)
+            ax.set_xlabel("batch (material points)")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+        for ax in list(axes.flat)[len(workloads) :]:
+            ax.axis("off")
+        axes[0][0].set_ylabel(label)
+        fig.tight_layout()
+        name = "throughput_eval.png" if metric.startswith("eval") else "throughput_transient.png"
+        fig.savefig(out / name, dpi=90)
+        plt.close(fig)
+
+
+def roofline(rows: list[dict], meta: dict, probe: dict | None, out: Path, suite_copy: Path):
+    if probe is None:
+        return
+    idx = _index(rows)
+    bw = probe["triad_gb_s_best"] * 1e9
+    bound = bw / ELASTICITY_BYTES
+    lines = [
+        "# Roofline note (generated by `benchmarks/suite/run.py`)",
+        "",
+        f"Run {meta['started_utc']} on {meta['cpu']}, {meta['cores']} cores "
+        f"(`{meta['machine']}`), torch threads {probe['threads']}. The machine was shared: "
+        "the best repeat of each probe is taken as the machine's capability, the median is "
+        "what the run got.",
+        "",
+        "| probe | best | median |",
+        "|---|---:|---:|",
+        f"| copy bandwidth, float64, {probe['array_mb']} MB arrays (GB/s) | "
+        f"{probe['copy_gb_s_best']:.2f} | {probe['copy_gb_s_median']:.2f} |",
+        f"| triad bandwidth a = b + s·c (GB/s) | {probe['triad_gb_s_best']:.2f} | "
+        f"{probe['triad_gb_s_median']:.2f} |",
+        f"| float64 matmul {probe['matmul_n']}² (GFLOP/s) | {probe['matmul_gflop_s_best']:.2f} "
+        f"| {probe['matmul_gflop_s_median']:.2f} |",
+        "",
+        "Linear elasticity moves at least 96 B per material point (read the strain, 6 "
+        "float64; write the stress, 6 float64) and does 36 multiply-adds, so it is "
+        "bandwidth bound: with the triad bandwidth the bound is "
+        f"**{bound:.3g} points/s** ({probe['triad_gb_s_best']:.2f} GB/s / 96 B).",
+        "",
+        "| side | route | batch | points/s (median) | fraction of the bound |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for side in ("ours", "reference"):
+        for route in PY_ROUTES:
+            for b in (100_000, 1_000_000):
+                r = idx.get((side, "elasticity", route, b, "eval_points_per_s"))
+                if r is None:
+                    continue
+                frac = "–" if r["status"] != "ok" else f"{r['value'] / bound:.2f}"
+                lines.append(f"| {side} | {route} | {points_label(b)} | {_fmt(r)} | {frac} |")
+    lines += [
+        "",
+        "A fraction near 1 means the route streams strain in and stress out at memory speed; "
+        "well below it, per-call overhead or extra passes over memory (temporaries written "
+        "and read back) dominate.",
+    ]
+    text = "\n".join(lines) + "\n"
+    (out / "ROOFLINE.md").write_text(text)
+    suite_copy.write_text(text)
+
+
+def readme(meta: dict, out: Path) -> None:
+    lines = [
+        f"# Benchmark results {meta['started_utc']} ({meta['machine']})",
+        "",
+        f"Produced by `benchmarks/suite/run.py` ({' '.join(_args(meta))}) at commit "
+        f"`{meta['git_commit']}`, {meta['wall_s']} s of wall time.",
+        "",
+        f"Machine: {meta['cpu']}, {meta['cores']} cores. Load average "
+        f"{meta['load_average_start'][0]:.1f} at the start and "
+        f"{meta['load_average_end'][0]:.1f} at the end of the run.",
+        "",
+        "- `side_by_side.md` / `.csv`: ours vs reference per cell, ratio ours/reference",
+        "- `results.csv`: every measured row (median, fastest/slowest repeat, repeats, status)",
+        "- `throughput_eval.png`, `throughput_transient.png`: throughput vs batch, log-log",
+        "- `ROOFLINE.md`, `roofline.json`: bandwidth / FLOP probe and the elasticity bound",
+        "- `metadata.json`, `run.log`: versions, options, the run's log",
+    ]
+    if meta.get("note"):
+        lines += ["", meta["note"]]
+    (out / "README.md").write_text("\n".join(lines) + "\n")
+
+
+def _args(meta):
+    a = meta["args"]
+    return [f"{k}={v}" for k, v in a.items() if k in ("quick", "sides", "batches", "steps")]
+
+
+def write_all(rows, meta, probe, out: Path, suite_roofline: Path, log=print) -> None:
+    side_by_side(rows, meta, out)
+    plots(rows, out, log)
+    roofline(rows, meta, probe, out, suite_roofline)
+    readme(meta, out)

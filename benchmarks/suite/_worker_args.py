@@ -1,0 +1,36 @@
+"""Command line shared by both workers (standard library only)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--workload", required=True)
+    p.add_argument("--route", required=True)
+    p.add_argument("--batches", type=int, nargs="+", required=True)
+    p.add_argument("--steps", type=int, default=100, help="transient steps (0: none)")
+    p.add_argument("--repeats", type=int, default=5, help="max evaluation repeats per batch")
+    p.add_argument("--latency-repeats", type=int, default=200, help="max repeats at batch 1")
+    p.add_argument("--min-time", type=float, default=1.0, help="min seconds of evaluations")
+    p.add_argument("--eval-budget", type=float, default=20.0, help="max seconds of evaluations")
+    p.add_argument("--transient-repeats", type=int, default=3)
+    p.add_argument(
+        "--transient-budget",
+        type=float,
+        default=60.0,
+        help="skip a transient run estimated longer than this (s)",
+    )
+    p.add_argument(
+        "--compile",
+        choices=("cold", "cold-once", "cached"),
+        default="cached",
+        help="py-aoti: cold = a cold compile (empty caches), then a cached one; "
+        "cold-once = only the cold one (reference side: saves minutes)",
+    )
+    p.add_argument("--work-dir", type=Path, required=True, help="artifacts, scratch caches")
+    p.add_argument("--cache-dir", type=Path, help="compile cache for the cached compile")
+    p.add_argument("--out", type=Path, required=True, help="JSON-lines file to append rows to")
+    return p

@@ -1,0 +1,366 @@
+"""Benchmark suite: our routes side by side with the reference library (NEML2 3.1.0).
+
+    python benchmarks/suite/run.py --quick                  # minutes: a smoke run
+    python benchmarks/suite/run.py --reference              # full matrix, both sides
+    python benchmarks/suite/run.py --workloads elasticity chaboche2 --routes py-eager \\
+        --batches 1 1000 --sides ours
+
+Every (side, workload, route) runs in a fresh subprocess (``_ours_worker.py`` with this
+Python, ``_reference_worker.py`` with the reference environment's, see
+``_reference_env.py``) that measures every batch size in turn: one model evaluation
+(throughput, and latency at batch 1), a transient run of ``--steps`` steps, and the
+peak resident memory of the cell (VmHWM, reset before each batch). Compile times
+(cold: empty caches; cached) are measured by the py-aoti workers. Results go to
+``benchmarks/results/<date>_<machine>/``: ``results.csv`` (every row),
+``side_by_side.{md,csv}`` (ours / reference per cell), ``throughput_*.png`` and
+``ROOFLINE.md`` (also written to ``benchmarks/suite/ROOFLINE.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as _dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+import _reference_env  # noqa: E402
+import _report  # noqa: E402
+from _measure import FIELDS, row  # noqa: E402
+from _workloads import WORKLOADS  # noqa: E402
+
+OUR_ROUTES = ["py-eager", "py-jit", "py-aoti", "cpp-aoti", "cpp-dispatch"]
+REFERENCE_ROUTES = ["py-eager", "py-aoti"]
+BATCHES = [1, 100, 1_000, 10_000, 100_000]
+ROOFLINE_BATCH = 1_000_000
+#: C++ routes need a timing program (benchmarks/aoti, benchmarks/dispatch); none yet
+CPP_PROGRAMS = {"cpp-aoti": "benchmarks/aoti", "cpp-dispatch": "benchmarks/dispatch"}
+
+
+def machine_label() -> str:
+    """``<cores>core-<arch>``: no hostname, nothing that identifies the machine."""
+    return f"{os.cpu_count()}core-{platform.machine()}".lower()
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 3 workloads, py-eager + py-aoti (reference: py-eager), batches "
+        "1 100 10000, short budgets, no cold compile",
+    )
+    p.add_argument("--workloads", nargs="+", choices=list(WORKLOADS))
+    p.add_argument("--routes", nargs="+", choices=OUR_ROUTES, help="our routes")
+    p.add_argument("--reference-routes", nargs="+", choices=[*REFERENCE_ROUTES, "py-jit"])
+    p.add_argument("--batches", nargs="+", type=int)
+    p.add_argument("--sides", nargs="+", choices=("ours", "reference"))
+    p.add_argument(
+        "--reference",
+        action="store_true",
+        help="also run the reference side (creates its environment if missing)",
+    )
+    p.add_argument("--steps", type=int, default=100, help="transient steps")
+    p.add_argument("--repeats", type=int, help="max evaluation repeats per batch")
+    p.add_argument("--min-time", type=float, help="min seconds of evaluation repeats")
+    p.add_argument("--eval-budget", type=float, help="max seconds of evaluations per batch")
+    p.add_argument(
+        "--transient-budget",
+        type=float,
+        help="transient runs estimated longer than this are skipped (s)",
+    )
+    p.add_argument("--transient-repeats", type=int)
+    p.add_argument(
+        "--cell-timeout", type=float, help="kill a (side, workload, route) worker after this many s"
+    )
+    p.add_argument(
+        "--compile",
+        choices=("cold", "cached"),
+        help="py-aoti compile timing: cold also compiles with empty caches",
+    )
+    p.add_argument(
+        "--reference-compile",
+        choices=("cold", "cold-once", "cached"),
+        default="cold-once",
+        help="reference py-aoti: cold-once (default) compiles once with an empty "
+        "Inductor cache; cold adds a second, cached compile (minutes)",
+    )
+    p.add_argument(
+        "--max-minutes",
+        type=float,
+        help="start no new worker after this many minutes (the rest is recorded as skipped)",
+    )
+    p.add_argument("--no-roofline", action="store_true")
+    p.add_argument("--out-dir", type=Path, help="default benchmarks/results/<date>_<machine>")
+    p.add_argument("--note", default="", help="a line for the results README")
+    a = p.parse_args(argv)
+    quick = a.quick
+    defaults = {
+        "workloads": ["elasticity", "j2_radret", "perzyna"] if quick else list(WORKLOADS),
+        "routes": ["py-eager", "py-aoti"] if quick else OUR_ROUTES,
+        "reference_routes": ["py-eager"] if quick else REFERENCE_ROUTES,
+        "batches": [1, 100, 10_000] if quick else BATCHES,
+        "sides": ["ours", "reference"] if a.reference else ["ours"],
+        "repeats": 3 if quick else 7,
+        "min_time": 0.3 if quick else 1.0,
+        "eval_budget": 10.0 if quick else 30.0,
+        "transient_budget": 10.0 if quick else 45.0,
+        "transient_repeats": 1 if quick else 3,
+        "cell_timeout": 300.0 if quick else 600.0,
+        "compile": "cached" if quick else "cold",
+    }
+    for k, v in defaults.items():
+        if getattr(a, k) is None:
+            setattr(a, k, v)
+    if a.out_dir is None:
+        date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
+        suffix = "_quick" if quick else ""
+        a.out_dir = ROOT / "benchmarks" / "results" / f"{date}_{machine_label()}{suffix}"
+    return a
+
+
+def run_worker(
+    python: Path,
+    script: str,
+    side: str,
+    workload: str,
+    route: str,
+    batches: list[int],
+    a,
+    raw: Path,
+    log,
+) -> None:
+    """One (side, workload, route) subprocess; on timeout the missing batches are recorded."""
+    work = ROOT / "build" / "bench-suite" / side / workload / route
+    cmd = [
+        str(python),
+        str(HERE / script),
+        "--workload",
+        workload,
+        "--route",
+        route,
+        "--batches",
+        *map(str, batches),
+        "--steps",
+        str(a.steps),
+        "--repeats",
+        str(a.repeats),
+        "--min-time",
+        str(a.min_time),
+        "--eval-budget",
+        str(a.eval_budget),
+        "--transient-budget",
+        str(a.transient_budget),
+        "--transient-repeats",
+        str(a.transient_repeats),
+        "--compile",
+        a.compile if side == "ours" else a.reference_compile,
+        "--work-dir",
+        str(work),
+        "--cache-dir",
+        str(ROOT / "build" / "aoti-cache"),
+        "--out",
+        str(raw),
+    ]
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)  # the reference worker must see only its own environment
+    env.setdefault("PYTHONWARNINGS", "ignore")
+    log(f"[{side} {workload} {route}] batches {' '.join(map(str, batches))}")
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, env=env, timeout=a.cell_timeout, capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            log(line)
+        if proc.returncode != 0:
+            tail = " ".join(proc.stderr.strip().splitlines()[-3:])[:300]
+            log(f"  worker exited with {proc.returncode}: {tail}")
+            _fill_missing(
+                raw,
+                side,
+                workload,
+                route,
+                batches,
+                "failed",
+                f"worker exit {proc.returncode}: {tail}",
+            )
+    except subprocess.TimeoutExpired:
+        log(f"  worker killed after {a.cell_timeout:.0f} s")
+        _fill_missing(
+            raw,
+            side,
+            workload,
+            route,
+            batches,
+            "skipped (over budget)",
+            f"worker killed after {a.cell_timeout:.0f} s",
+        )
+    log(f"  ({time.perf_counter() - t0:.0f} s)")
+
+
+def _fill_missing(raw: Path, side, workload, route, batches, status, note) -> None:
+    seen = set()
+    if raw.is_file():
+        for line in raw.read_text().splitlines():
+            r = json.loads(line)
+            if (r["side"], r["workload"], r["route"]) == (side, workload, route):
+                seen.add(r["batch"])
+                if r["metric"] == "available" and r["status"] != "ok":
+                    return  # the route itself failed; already recorded
+    with raw.open("a") as f:
+        for b in batches:
+            if b not in seen:
+                r = row(
+                    side,
+                    workload,
+                    route,
+                    b,
+                    "eval_points_per_s",
+                    unit="points/s",
+                    status=status,
+                    note=note,
+                )
+                f.write(json.dumps(r) + "\n")
+
+
+def cpp_rows(workloads: list[str], routes: list[str]) -> list[dict]:
+    rows = []
+    for route in routes:
+        if route not in CPP_PROGRAMS:
+            continue
+        where = CPP_PROGRAMS[route]
+        note = (
+            f"no C++ timing program in {where} yet; py-aoti runs the same libneml2 "
+            "runtime behind a pybind call"
+        )
+        for w in workloads:
+            rows.append(row("ours", w, route, "", "available", status="not available", note=note))
+    return rows
+
+
+def main(argv=None) -> int:
+    a = parse_args(argv)
+    out: Path = a.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    raw = out / "rows.jsonl"
+    if raw.exists():
+        raw.unlink()
+    logf = (out / "run.log").open("w")
+
+    def log(msg: str) -> None:
+        print(msg, flush=True)
+        logf.write(msg + "\n")
+        logf.flush()
+
+    started = time.time()
+    meta = {
+        "started_utc": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine_label(),
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "load_average_start": os.getloadavg(),
+        "python": platform.python_version(),
+        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()},
+        "git_commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip(),
+        "note": a.note,
+    }
+    ref_python = None
+    if "reference" in a.sides:
+        ref_python = _reference_env.ensure(log)
+    versions = {}
+    for side, py in (("ours", Path(sys.executable)), ("reference", ref_python)):
+        if py is None:
+            continue
+        probe = (
+            "import torch, importlib.metadata as m; "
+            "print(torch.__version__, torch.get_num_threads(), m.version('neml2') "
+            "if side == 'reference' else m.version('neml2-models'))"
+        ).replace("side == 'reference'", str(side == "reference"))
+        r = subprocess.run([str(py), "-c", probe], capture_output=True, text=True)
+        versions[side] = r.stdout.strip()
+    meta["versions"] = versions
+    log(f"results -> {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    log(f"versions: {versions}")
+
+    roofline = None
+    if not a.no_roofline:
+        log("roofline probe (copy / triad / matmul)")
+        rf = out / "roofline.json"
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "_roofline.py"),
+                str(rf),
+                "--mb",
+                "64" if a.quick else "256",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        roofline = json.loads(rf.read_text())
+        log(json.dumps(roofline))
+
+    scripts = {"ours": "_ours_worker.py", "reference": "_reference_worker.py"}
+    pythons = {"ours": Path(sys.executable), "reference": ref_python}
+    routes = {"ours": a.routes, "reference": a.reference_routes}
+    for w in a.workloads:
+        for route in [*OUR_ROUTES, "py-jit"]:
+            for side in a.sides:
+                if route not in routes[side] or route in CPP_PROGRAMS:
+                    continue
+                batches = list(a.batches)
+                if w == "elasticity" and roofline is not None and route != "py-jit":
+                    batches.append(ROOFLINE_BATCH)
+                if a.max_minutes and time.time() - started > 60 * a.max_minutes:
+                    log(f"[{side} {w} {route}] not started: past --max-minutes {a.max_minutes}")
+                    _fill_missing(
+                        raw,
+                        side,
+                        w,
+                        route,
+                        batches,
+                        "skipped (over budget)",
+                        f"run past its {a.max_minutes:g} min budget",
+                    )
+                    continue
+                run_worker(pythons[side], scripts[side], side, w, route, batches, a, raw, log)
+    rows = [json.loads(line) for line in raw.read_text().splitlines()] if raw.exists() else []
+    rows += cpp_rows(a.workloads, a.routes)
+    meta["finished_utc"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    meta["wall_s"] = round(time.time() - started)
+    meta["load_average_end"] = os.getloadavg()
+    (out / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
+    with (out / "results.csv").open("w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=FIELDS)
+        wr.writeheader()
+        wr.writerows(rows)
+    raw.unlink()
+    _report.write_all(rows, meta, roofline, out, HERE / "ROOFLINE.md", log)
+    log(f"done in {meta['wall_s']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
