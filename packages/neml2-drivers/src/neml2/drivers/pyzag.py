@@ -161,7 +161,7 @@ class PyzagModel(torch.nn.Module, nonlinear.NonlinearFunctionOperatorFactory):
         inputs = {}
         inputs.update(self._unpack(self.state_names, x_full[1:], x_full[:-1]))
         inputs.update(self._unpack(self.force_names, f[1:], f[:-1]))
-        out, jac = self._evaluate.jacobian(inputs)
+        out, jac = self._jacobian(inputs)
         R = torch.cat(
             [
                 out[r].expand(*batch, *self._out_shapes[r]).reshape(*batch, -1)
@@ -172,6 +172,40 @@ class PyzagModel(torch.nn.Module, nonlinear.NonlinearFunctionOperatorFactory):
         diag = self._assemble(jac, self.state_names, batch, x_full)
         sub = self._assemble(jac, [n + OLD for n in self.state_names], batch, x_full)
         return R, self._wrapper.wrap_jacobian(diag, sub)
+
+    def _jacobian(self, inputs: dict[str, torch.Tensor]):
+        """Outputs and the blocks ``J[residual][x or x~1]`` the system needs.
+
+        A :class:`neml2.models.Model` is called with the typed contract and
+        identity seeds on the state variables only (the forces need no
+        derivatives: half the tangents for the reference's viscoplastic
+        models); any other model (a compiled one) through its ``jacobian``.
+        """
+        model = self._evaluate
+        spec = getattr(model, "input_spec", None)
+        if spec is None or not hasattr(model, "output_spec"):
+            return model.jacobian(inputs)
+        seeded = [n for n in (*self.state_names, *(s + OLD for s in self.state_names))]
+        xs, v = [], {}
+        for name, typ in spec.items():
+            x = inputs[name]
+            xs.append(typ(x))
+            if name in seeded:
+                k = math.prod(self._shapes[name])
+                eye = torch.eye(k, dtype=x.dtype, device=x.device)
+                v[name] = {name: eye.reshape(k, *self._shapes[name])}
+        *outs, v_out = model(*xs, v=v)
+        out, jac = {}, {}
+        for name, o in zip(model.output_spec, outs, strict=True):
+            out[name] = o.data
+            jac[name] = {}
+            for i in seeded:
+                d = v_out[name].get(i)
+                if d is None:
+                    continue
+                t = d.data.expand(d.data.shape[0], *o.data.shape)
+                jac[name][i] = t.movedim(0, -1).reshape(*o.data.shape, *self._shapes[i])
+        return out, jac
 
     # ------------------------------------------------------------------ packing
     def _unpack(self, vars_, new, old) -> dict[str, torch.Tensor]:
