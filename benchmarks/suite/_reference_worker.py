@@ -76,7 +76,7 @@ def _compile(w, a, rows):
 def main() -> int:
     a = parser(__doc__.splitlines()[0]).parse_args()
     a.work_dir.mkdir(parents=True, exist_ok=True)
-    if a.compile in ("cold", "cold-once"):
+    if a.compile in ("cold", "cold-once", "reuse"):
         # a private, empty Inductor cache: the cold compile hits nothing
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(a.work_dir / "inductor-cache")
     import torch
@@ -125,7 +125,7 @@ def main() -> int:
         elif a.route == "py-aoti":
             from neml2.aoti import Model as AOTIModel
 
-            artifact = _compile(w, a, rows)
+            artifact = M.compiled(w, a, rows, lambda r: _compile(w, a, r), "cold-once")
             adapter = RawAdapter(AOTIModel(str(artifact)))
         else:
             raise SystemExit(f"unknown route {a.route}")

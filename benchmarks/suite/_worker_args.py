@@ -10,7 +10,7 @@ def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--workload", required=True)
     p.add_argument("--route", required=True)
-    p.add_argument("--batches", type=int, nargs="+", required=True)
+    p.add_argument("--batches", type=int, nargs="*", required=True)
     p.add_argument("--steps", type=int, default=100, help="transient steps (0: none)")
     p.add_argument("--repeats", type=int, default=5, help="max evaluation repeats per batch")
     p.add_argument("--latency-repeats", type=int, default=200, help="max repeats at batch 1")
@@ -25,10 +25,11 @@ def parser(description: str) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--compile",
-        choices=("cold", "cold-once", "cached"),
+        choices=("cold", "cold-once", "cached", "reuse"),
         default="cached",
         help="py-aoti: cold = a cold compile (empty caches), then a cached one; "
-        "cold-once = only the cold one (reference side: saves minutes)",
+        "cold-once = only the cold one (reference side: saves minutes); reuse = the "
+        "artifact and times of an earlier compile of the same input, if any",
     )
     p.add_argument("--work-dir", type=Path, required=True, help="artifacts, scratch caches")
     p.add_argument("--cache-dir", type=Path, help="compile cache for the cached compile")

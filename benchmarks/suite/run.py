@@ -24,6 +24,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -111,6 +112,18 @@ def parse_args(argv=None) -> argparse.Namespace:
         type=float,
         help="start no new worker after this many minutes (the rest is recorded as skipped)",
     )
+    p.add_argument(
+        "--compile-only",
+        action="store_true",
+        help="only compile (py-aoti, both sides of --sides) and record the compile times "
+        "under build/bench-suite for a later --reuse-compiled run",
+    )
+    p.add_argument(
+        "--reuse-compiled",
+        action="store_true",
+        help="py-aoti: load artifacts (and report compile times) of an earlier compile of "
+        "the same input instead of compiling again",
+    )
     p.add_argument("--no-roofline", action="store_true")
     p.add_argument("--out-dir", type=Path, help="default benchmarks/results/<date>_<machine>")
     p.add_argument("--note", default="", help="a line for the results README")
@@ -133,6 +146,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     for k, v in defaults.items():
         if getattr(a, k) is None:
             setattr(a, k, v)
+    if a.compile_only:
+        a.routes, a.reference_routes, a.batches, a.no_roofline = ["py-aoti"], ["py-aoti"], [], True
+        a.out_dir = a.out_dir or ROOT / "build" / "bench-suite" / "compile-only"
+    if a.reuse_compiled:
+        a.compile = a.reference_compile = "reuse"
     if a.out_dir is None:
         date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
         suffix = "_quick" if quick else ""
@@ -150,6 +168,7 @@ def run_worker(
     a,
     raw: Path,
     log,
+    timeout: float,
 ) -> None:
     """One (side, workload, route) subprocess; on timeout the missing batches are recorded."""
     work = ROOT / "build" / "bench-suite" / side / workload / route
@@ -188,12 +207,21 @@ def run_worker(
     env.setdefault("PYTHONWARNINGS", "ignore")
     log(f"[{side} {workload} {route}] batches {' '.join(map(str, batches))}")
     t0 = time.perf_counter()
+    # own session: on timeout the worker and its children (Inductor compile workers) go
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        proc = subprocess.run(cmd, env=env, timeout=a.cell_timeout, capture_output=True, text=True)
-        for line in proc.stdout.splitlines():
+        stdout, stderr = proc.communicate(timeout=timeout)
+        for line in stdout.splitlines():
             log(line)
         if proc.returncode != 0:
-            tail = " ".join(proc.stderr.strip().splitlines()[-3:])[:300]
+            tail = " ".join(stderr.strip().splitlines()[-3:])[:300]
             log(f"  worker exited with {proc.returncode}: {tail}")
             _fill_missing(
                 raw,
@@ -205,7 +233,9 @@ def run_worker(
                 f"worker exit {proc.returncode}: {tail}",
             )
     except subprocess.TimeoutExpired:
-        log(f"  worker killed after {a.cell_timeout:.0f} s")
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        log(f"  worker killed after {timeout:.0f} s")
         _fill_missing(
             raw,
             side,
@@ -213,7 +243,7 @@ def run_worker(
             route,
             batches,
             "skipped (over budget)",
-            f"worker killed after {a.cell_timeout:.0f} s",
+            f"worker killed after {timeout:.0f} s",
         )
     log(f"  ({time.perf_counter() - t0:.0f} s)")
 
@@ -325,27 +355,35 @@ def main(argv=None) -> int:
     scripts = {"ours": "_ours_worker.py", "reference": "_reference_worker.py"}
     pythons = {"ours": Path(sys.executable), "reference": ref_python}
     routes = {"ours": a.routes, "reference": a.reference_routes}
-    for w in a.workloads:
-        for route in [*OUR_ROUTES, "py-jit"]:
-            for side in a.sides:
-                if route not in routes[side] or route in CPP_PROGRAMS:
-                    continue
-                batches = list(a.batches)
-                if w == "elasticity" and roofline is not None and route != "py-jit":
-                    batches.append(ROOFLINE_BATCH)
-                if a.max_minutes and time.time() - started > 60 * a.max_minutes:
-                    log(f"[{side} {w} {route}] not started: past --max-minutes {a.max_minutes}")
-                    _fill_missing(
-                        raw,
-                        side,
-                        w,
-                        route,
-                        batches,
-                        "skipped (over budget)",
-                        f"run past its {a.max_minutes:g} min budget",
-                    )
-                    continue
-                run_worker(pythons[side], scripts[side], side, w, route, batches, a, raw, log)
+    jobs = [
+        (w, route, side)
+        for w in a.workloads
+        for route in [*OUR_ROUTES, "py-jit"]
+        for side in a.sides
+        if route in routes[side] and route not in CPP_PROGRAMS
+    ]
+    for i, (w, route, side) in enumerate(jobs):
+        batches = list(a.batches)
+        if w == "elasticity" and roofline is not None and route != "py-jit":
+            batches.append(ROOFLINE_BATCH)
+        timeout = a.cell_timeout
+        if a.max_minutes:
+            left = 60 * a.max_minutes - (time.time() - started)
+            if left <= 0:
+                log(f"[{side} {w} {route}] not started: past --max-minutes {a.max_minutes}")
+                _fill_missing(
+                    raw,
+                    side,
+                    w,
+                    route,
+                    batches,
+                    "skipped (over budget)",
+                    f"run past its {a.max_minutes:g} min budget",
+                )
+                continue
+            # share what is left among the workers still to run (1.5x: some finish early)
+            timeout = min(timeout, max(30.0, 1.5 * left / (len(jobs) - i)))
+        run_worker(pythons[side], scripts[side], side, w, route, batches, a, raw, log, timeout)
     rows = [json.loads(line) for line in raw.read_text().splitlines()] if raw.exists() else []
     rows += cpp_rows(a.workloads, a.routes)
     meta["finished_utc"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
