@@ -106,6 +106,55 @@ def cpp(session: nox.Session) -> None:
 
 
 @nox.session
+def mpi(session: nox.Session) -> None:
+    """Build cpp/ with MPI into build/mpi and run the MPI ctest (DistributedModel, 2 ranks).
+
+    Installs Open MPI from the distribution's packages (apt-get) when ``mpicxx`` is
+    missing. Builds only libneml2, libneml2_mpi and the test; ``mpirun -np 2``
+    runs it with --oversubscribe (and as root where the session runs as root).
+    """
+    if shutil.which("mpicxx") is None:
+        if shutil.which("apt-get") is None:
+            session.error("mpicxx not found: install an MPI with its compiler wrappers")
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        session.run(*sudo, "apt-get", "update", "-q", external=True)
+        pkgs = ["openmpi-bin", "libopenmpi-dev"]
+        session.run(
+            *sudo, "apt-get", "install", "-y", "--no-install-recommends", *pkgs, external=True
+        )
+    _sync(session, "--package", "neml2-tensors", "--no-dev")
+    build = ROOT / "build" / "mpi"
+    session.run(
+        "cmake",
+        "-S",
+        str(CPP),
+        "-B",
+        str(build),
+        "-DCMAKE_BUILD_TYPE=Release",
+        "-DNEML2_WITH_MPI=ON",
+        "-DNEML2_BUILD_EAGER=OFF",
+        f"-DPython3_EXECUTABLE={_python(session)}",
+        external=True,
+    )
+    jobs = str(os.cpu_count() or 2)
+    session.run(
+        "cmake", "--build", str(build), "--target", "test_dispatch_mpi", "-j", jobs, external=True
+    )
+    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    # -R picks the MPI test; ctest adds its fixture (the artifact build) itself
+    session.run(
+        "ctest",
+        "--test-dir",
+        str(build),
+        "-R",
+        "^dispatch\\.mpi$",
+        "--output-on-failure",
+        env=env,
+        external=True,
+    )
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff lint + format check and clang-format check (layering is tested in integration)."""
     _sync(session, "--all-packages", "--group", "dev")
