@@ -36,6 +36,40 @@ def _batch_of(values: list[TensorWrapper]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _tracing() -> bool:
+    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
+
+
+def _jacobian(rlay: Layout, tangents, ulay: Layout, batch, like: torch.Tensor) -> torch.Tensor:
+    """``∂r/∂u`` at ``(*batch, n_r, n_u)`` from the residuals' tangents on the unknown seeds.
+
+    Eagerly, each block is copied once into a preallocated matrix stored column-major
+    per batch point: no intermediate concatenations, and the layout LAPACK factors in,
+    so the linear solve copies it without transposing. Traced graphs keep
+    :meth:`Layout.block_rows` (concatenation, which Inductor fuses).
+    """
+    if _tracing():
+        return rlay.block_rows(tangents, ulay, batch, like, prefix=_SEED)
+    blocks = []
+    for s, r0 in zip(rlay.slots, rlay.offsets, strict=False):
+        row = tangents.get(s.name, {})
+        for c, c0 in zip(ulay.slots, ulay.offsets, strict=False):
+            t = row.get(_SEED + c.name)
+            if t is not None:
+                blocks.append((s, r0, c, c0, t.data))
+    shape = (*batch, ulay.size, rlay.size)
+    if len(blocks) == len(rlay.slots) * len(ulay.slots):
+        jt = like.new_empty(shape)
+    else:
+        jt = like.new_zeros(shape)
+    for s, r0, c, c0, d in blocks:
+        # d: (K = c.size, *batch', *sub_r, *base_r) -> jt[..., c0 + k, r0 + (sub_r, base_r)]
+        dst = jt[..., c0 : c0 + c.size, r0 : r0 + s.size]
+        dst = dst.unflatten(-1, s.trailing) if s.trailing else dst.squeeze(-1)
+        dst.copy_(d.expand(c.size, *batch, *s.trailing).movedim(0, len(batch)))
+    return jt.mT
+
+
 @register()
 class ImplicitUpdate(Model):
     """Unknowns ``u`` such that ``r(u; g) = 0`` (Newton inside the graph; IFT derivatives)."""
@@ -146,7 +180,7 @@ class ImplicitUpdate(Model):
             res = dict(zip(self.system.model.output_spec, outs, strict=True))
             r = rlay.flatten({n: res[n] for n in rlay.names}, batch)
             rt = {rn: v_out[rn] for rn in rlay.names}
-            J = rlay.block_rows(rt, ulay, batch, u, prefix=_SEED)
+            J = _jacobian(rlay, rt, ulay, batch, u)
             return r, J
 
         return fn, tuple(given[n].data for n in names)
@@ -197,7 +231,7 @@ class ImplicitUpdate(Model):
         outs = _as_tuple(self._call(vals))
         res = dict(zip(self.system.model.output_spec, outs, strict=True))
         v_res = {r: tangents_of(res[r]) for r in rlay.names}
-        A = rlay.block_rows(v_res, ulay, batch, like, prefix=_SEED)
+        A = _jacobian(rlay, v_res, ulay, batch, like)
         leaves: dict[str, int] = {}
         for n in self.system.givens:
             for leaf, t in (values[n].tangents or {}).items():

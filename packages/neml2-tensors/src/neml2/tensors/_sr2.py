@@ -16,17 +16,47 @@ from neml2.tensors._mandel import SQRT2, mandel_to_full
 from neml2.tensors._vec import dot_raw, outer_raw
 
 
+def _tracing() -> bool:
+    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
+
+
+#: ``(kind, dtype, device) -> (6, 6)`` projector, built once (eager fast path)
+_PROJECTORS: dict = {}
+
+
+def _projector(kind: str, x: torch.Tensor) -> torch.Tensor:
+    """The Mandel ``(6, 6)`` volumetric (``"vol"``) or deviatoric (``"dev"``) projector."""
+    key = (kind, x.dtype, x.device)
+    p = _PROJECTORS.get(key)
+    if p is None:
+        vol = torch.zeros(6, 6, dtype=x.dtype, device=x.device)
+        vol[:3, :3] = 1.0 / 3.0
+        p = vol if kind == "vol" else torch.eye(6, dtype=x.dtype, device=x.device) - vol
+        _PROJECTORS[key] = p
+    return p
+
+
+def _eager_float(x: torch.Tensor) -> bool:
+    return x.is_floating_point() and not _tracing()
+
+
 def tr_raw(x: torch.Tensor) -> torch.Tensor:
     return x[..., 0] + x[..., 1] + x[..., 2]
 
 
 def vol_raw(x: torch.Tensor) -> torch.Tensor:
+    # eagerly one matrix product (many times faster on large tangent stacks than
+    # slicing + stacking); traced graphs keep the elementwise form Inductor fuses
+    if _eager_float(x):
+        return x @ _projector("vol", x)
     t = tr_raw(x) / 3.0
     z = torch.zeros_like(t)
     return torch.stack([t, t, t, z, z, z], -1)
 
 
 def dev_raw(x: torch.Tensor) -> torch.Tensor:
+    if _eager_float(x):
+        return x @ _projector("dev", x)
     t = tr_raw(x) / 3.0
     z = torch.zeros_like(t)
     return x - torch.stack([t, t, t, z, z, z], -1)

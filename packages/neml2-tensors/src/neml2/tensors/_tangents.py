@@ -37,6 +37,12 @@ def _acc(d: dict, k, v: torch.Tensor) -> None:
     d[k] = v if old is None else old + v
 
 
+def _dec(d: dict, k, v: torch.Tensor) -> None:
+    """Subtract ``v`` from ``d[k]`` (one ``sub``, not ``neg`` + ``add``, when present)."""
+    old = d.get(k)
+    d[k] = -v if old is None else old - v
+
+
 def pad_after_seed(t: torch.Tensor, nseed: int, ndim: int) -> torch.Tensor:
     """Insert singleton axes right after the ``nseed`` leading seed axes.
 
@@ -119,12 +125,12 @@ class Dual:
             return Dual(out)
         t1: Tangents1 = dict(self.t1 or {})
         for k, v in (other.t1 or {}).items():
-            _acc(t1, k, -v)
+            _dec(t1, k, v)
         t2 = None
         if self.t2 is not None or other.t2 is not None:
             t2 = dict(self.t2 or {})
             for k, v in (other.t2 or {}).items():
-                _acc(t2, k, -v)
+                _dec(t2, k, v)
         return Dual(out, t1, t2)
 
     def __rsub__(self, other: float) -> Dual:

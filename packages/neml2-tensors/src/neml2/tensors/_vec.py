@@ -16,7 +16,35 @@ def cross_raw(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
 
 
+#: eager :func:`dot_raw` contracts with ``einsum`` above this many broadcast products
+_EINSUM_MIN = 16384
+
+
+def _tracing() -> bool:
+    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
+
+
+def _broadcast_numel(a: torch.Tensor, b: torch.Tensor) -> int:
+    """Number of elements of ``a * b`` (plain Python: no ``torch.broadcast_shapes``)."""
+    sa, sb = a.shape, b.shape
+    n = 1
+    for i in range(1, max(len(sa), len(sb)) + 1):
+        da = sa[-i] if i <= len(sa) else 1
+        db = sb[-i] if i <= len(sb) else 1
+        n *= da if db == 1 else db
+    return n
+
+
 def dot_raw(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``sum_i a_i b_i`` on the last axis (bilinear; leading axes broadcast).
+
+    Eagerly, a large broadcast contraction (a second-order tangent pair is an outer
+    product over two seed axes) goes through ``einsum``, which does not materialise
+    the products and is many times faster than ``(a * b).sum(-1)`` there. Traced
+    graphs keep ``mul`` + ``sum``, which Inductor fuses into one loop.
+    """
+    if not _tracing() and _broadcast_numel(a, b) >= _EINSUM_MIN:
+        return torch.einsum("...i,...i->...", a, b)
     return (a * b).sum(-1)
 
 

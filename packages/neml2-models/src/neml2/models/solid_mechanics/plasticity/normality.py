@@ -5,13 +5,19 @@ respect to its arguments (``N_M = ∂f/∂M``, ``N_h = ∂f/∂h``, ``N_X = ∂f
 ordinary variables. :class:`Normality` wraps the model computing ``f`` and outputs
 them. Its own derivatives (needed for the Jacobian of an enclosing implicit
 system) are second derivatives of ``f``; both come from the forward-mode tangents
-of the typed algebra: each ``from`` input is seeded with an identity tangent on a
-fresh leaf with second-order propagation on, and
+of the typed algebra. The wrapped model runs on the *primal* inputs, each input
+``x_j`` that is in ``from`` or carries the caller's tangents being seeded with an
+identity tangent on a fresh leaf (second order on only when the caller passed
+tangents), so that
 
 * ``∂f/∂x_i`` is the first-order tangent of ``f`` on leaf ``i``;
-* its tangent on any outer leaf ``L`` (the caller's ``v=`` seeds, which the
-  inputs already carry) is the mixed second-order tangent ``(i, L)`` of ``f``,
-  i.e. ``Σ_j ∂²f/∂x_i∂x_j · dx_j/dL``.
+* the Hessian block ``H_ij = ∂²f/∂x_i∂x_j`` is its second-order tangent ``(i, j)``,
+  and the tangent of ``∂f/∂x_i`` on an outer leaf ``L`` (the caller's ``v=`` seeds,
+  which the inputs carry) is the chain rule ``Σ_j H_ij · dx_j/dL``.
+
+The second-order pairs are those of the function's own inputs (13 seed directions
+for a Chaboche overstress), not those of the enclosing system's unknowns (19 and
+more), which is what keeps the Jacobian of an implicit system affordable.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from neml2.models._model import Model, _as_tuple
 from neml2.models._registry import register
 from neml2.models._schema import model_ref, option
 from neml2.tensors import FatalError, Scalar, TensorWrapper, attach, seed
+from neml2.tensors._broadcast import insert_singletons
+from neml2.tensors._tangents import pad_after_seed
 
 
 @register()
@@ -100,9 +108,14 @@ class Normality(Model):
                 "derivatives of the function; they are not supported"
             )
         tag = f"normality@{id(self)}:"
-        seeded = list(xs)
-        for i, v, _ in self._pairs:
-            seeded[i] = seed(xs[i], tag + v, second_order=True)
+        names = list(self.model.input_spec)
+        rows = {i for i, _, _ in self._pairs}
+        # inputs whose tangents (on the caller's leaves) must be chained through the Hessian
+        carried = [j for j, x in enumerate(xs) if x.tangents]
+        second = bool(carried)
+        seeded = [x.primal() if x.tangents is not None else x for x in xs]
+        for j in sorted(rows.union(carried)):
+            seeded[j] = seed(seeded[j], tag + names[j], second_order=second)
         f = _as_tuple(self.model(*seeded))[self._f_index]
         t1 = f.tangents or {}
         t2 = f.tangents2 or {}
@@ -119,11 +132,29 @@ class Normality(Model):
                 continue
             grad = g.expand(k, *shape).movedim(0, -1).reshape(shape + base)
             value = typ(grad, f.sub_batch_ndim)
-            outer = {}
-            for (a, b), h in t2.items():
-                if a != leaf or b.startswith(tag):
+            outer: dict[str, torch.Tensor] = {}
+            for j in carried:
+                h = t2.get((leaf, tag + names[j]))
+                if h is None:  # ∂²f/∂x_i∂x_j is a structural zero
                     continue
-                h = h.expand(k, *h.shape[1:]).movedim(0, -1)  # (K_b, *batch, k)
-                outer[b] = h.reshape(tuple(h.shape[:-1]) + base)
+                h = h.expand(k, h.shape[1], *shape)  # (K_i, K_j, *shape)
+                for L, t in xs[j].tangents.items():
+                    dx = _aligned_tangent(xs[j], t, f)  # (K_L, *batch, K_j)
+                    d = torch.einsum("ij...,l...j->l...i", h, dx)  # (K_L, *shape, K_i)
+                    outer[L] = d if L not in outer else outer[L] + d
+            outer = {L: d.reshape(*d.shape[:-1], *base) for L, d in outer.items()}
             outs.append(attach(value, outer) if outer else value)
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _aligned_tangent(x: TensorWrapper, t: torch.Tensor, f: TensorWrapper) -> torch.Tensor:
+    """``x``'s tangent ``t (K, *batch_x, *base_x)`` as ``(K, *batch, prod(base_x))``.
+
+    The batch axes are aligned region by region (sub-batch, then dynamic) with those
+    of ``f``, so that the result broadcasts against ``f``'s ``(*batch)``.
+    """
+    nb, s, d = x.base_ndim, x.sub_batch_ndim, x.dynamic_ndim
+    t = pad_after_seed(t, 1, x.data.dim())
+    t = t.reshape(*t.shape[: t.dim() - nb], -1)
+    t = insert_singletons(t, 1 + s, f.sub_batch_ndim - s)
+    return insert_singletons(t, 1 + f.sub_batch_ndim + d, f.dynamic_ndim - d)

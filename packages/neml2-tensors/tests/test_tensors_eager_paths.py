@@ -1,0 +1,109 @@
+"""Eager fast paths of the SR2 algebra against the forms traced graphs use.
+
+``dot_raw`` (``inner``) contracts large broadcast products with ``einsum`` eagerly and
+``dev_raw`` / ``vol_raw`` use a ``(6, 6)`` projector product; under torch.export /
+torch.compile the elementwise forms run instead. Both must give the same values and
+the same first- and second-order tangents (to round-off), and the eager forms must
+match finite differences of the primal.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from neml2.tensors import SR2, Scalar, seed, sqrt
+from neml2.tensors import _sr2 as sr2_mod
+from neml2.tensors import _vec as vec_mod
+
+F64 = torch.float64
+
+
+def _rand(*shape, seed_=0):
+    g = torch.Generator().manual_seed(seed_)
+    return torch.randn(*shape, generator=g, dtype=F64)
+
+
+def _von_mises(x: SR2) -> Scalar:
+    s = x.dev()
+    return sqrt(s.inner(s) + 1e-12) * math.sqrt(1.5)
+
+
+def _second_order_case(fn):
+    """``fn`` of two second-order seeded SR2 (one per-point, one shared) -> tangents."""
+    a = seed(SR2(_rand(7, 6, seed_=1)), "a", second_order=True)
+    b = seed(SR2(_rand(6, seed_=2)), "b", second_order=True)
+    out = fn(a, b)
+    return out.data, dict(out.tangents), dict(out.tangents2)
+
+
+CASES = {
+    "inner": lambda a, b: a.inner(b) * a.tr(),
+    "dev": lambda a, b: a.dev() * b.inner(a),
+    "vol": lambda a, b: (a.vol() + b.vol()).norm_sq(),
+    "von_mises": lambda a, b: _von_mises(a - b),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_eager_paths_match_the_traced_forms(name, monkeypatch):
+    fn = CASES[name]
+    monkeypatch.setattr(vec_mod, "_EINSUM_MIN", 0)  # einsum for every contraction
+    fast = _second_order_case(fn)
+    monkeypatch.setattr(vec_mod, "_tracing", lambda: True)
+    monkeypatch.setattr(sr2_mod, "_tracing", lambda: True)
+    slow = _second_order_case(fn)
+    torch.testing.assert_close(fast[0], slow[0], rtol=1e-13, atol=1e-13)
+    for i in (1, 2):
+        assert set(fast[i]) == set(slow[i])
+        for k in fast[i]:
+            f, s = torch.broadcast_tensors(fast[i][k], slow[i][k])
+            torch.testing.assert_close(f, s, rtol=1e-12, atol=1e-12, msg=f"{name} {k}")
+
+
+def test_einsum_threshold_is_crossed_by_a_second_order_pair():
+    """A realistic second-order pair (12 x 12 seeds, 200 points) takes the einsum path."""
+    a = _rand(12, 1, 200, 6, seed_=3)
+    b = _rand(1, 12, 200, 6, seed_=4)
+    assert vec_mod._broadcast_numel(a, b) == 12 * 12 * 200 * 6 >= vec_mod._EINSUM_MIN
+    torch.testing.assert_close(vec_mod.dot_raw(a, b), (a * b).sum(-1))
+
+
+def test_von_mises_tangents_against_finite_differences(monkeypatch):
+    """First and second derivatives of the eager von Mises (central differences)."""
+    monkeypatch.setattr(vec_mod, "_EINSUM_MIN", 0)
+    x0 = _rand(6, seed_=5) * 3.0
+    x = seed(SR2(x0), "x", second_order=True)
+    vm = _von_mises(x)
+    g = vm.tangents["x"].reshape(6)
+    H = vm.tangents2[("x", "x")].reshape(6, 6)
+    h = 1e-5
+    eye = torch.eye(6, dtype=F64)
+
+    def f(v):
+        return _von_mises(SR2(v)).data
+
+    g_fd = torch.stack([(f(x0 + h * eye[i]) - f(x0 - h * eye[i])) / (2 * h) for i in range(6)])
+    torch.testing.assert_close(g, g_fd, rtol=1e-7, atol=1e-8)
+
+    def grad(v):
+        d = seed(SR2(v), "x")
+        return _von_mises(d).tangents["x"].reshape(6)
+
+    H_fd = torch.stack(
+        [(grad(x0 + h * eye[i]) - grad(x0 - h * eye[i])) / (2 * h) for i in range(6)]
+    )
+    torch.testing.assert_close(H, H_fd, rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(H, H.T, rtol=1e-12, atol=1e-12)
+
+
+def test_projectors_are_cached_per_dtype():
+    x64 = SR2(_rand(3, 6, seed_=6))
+    x32 = SR2(_rand(3, 6, seed_=6).to(torch.float32))
+    d64, d32 = x64.dev(), x32.dev()
+    assert d64.dtype == F64 and d32.dtype == torch.float32
+    torch.testing.assert_close(d32.data.to(F64), d64.data, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(d64.tr().data, torch.zeros(3, dtype=F64), rtol=0, atol=1e-14)
+    torch.testing.assert_close((x64.dev() + x64.vol()).data, x64.data, rtol=1e-14, atol=1e-14)
