@@ -12,10 +12,18 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-__all__ = ["ConvergenceError", "FatalError", "NEML2Error", "load_input", "load_model"]
+__all__ = [
+    "ConvergenceError",
+    "FatalError",
+    "NEML2Error",
+    "compile",
+    "load_input",
+    "load_model",
+]
 
 _FACADE = {
     "load_model": "neml2.models",
+    "compile": "neml2.models",
     "load_input": "neml2.models",
     "FatalError": "neml2.tensors",
     "ConvergenceError": "neml2.tensors",

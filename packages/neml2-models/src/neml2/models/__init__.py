@@ -12,6 +12,7 @@ from neml2.models import solid_mechanics as _solid_mechanics  # noqa: F401
 from neml2.models._composed import ComposedModel
 from neml2.models._factory import load_input, load_model
 from neml2.models._input_file import InputFile
+from neml2.models._jit import CompiledModel, compile
 from neml2.models._model import Model
 from neml2.models._registry import ENTRY_POINT_GROUP, lookup, register, registered_types
 from neml2.models._schema import (
@@ -28,10 +29,12 @@ from neml2.models._schema import (
 __all__ = [
     "ENTRY_POINT_GROUP",
     "REQUIRED",
+    "CompiledModel",
     "ComposedModel",
     "InputFile",
     "Model",
     "NonlinearParameter",
+    "compile",
     "data_ref",
     "input",
     "load_input",

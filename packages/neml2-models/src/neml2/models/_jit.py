@@ -1,0 +1,398 @@
+"""py-jit: ``neml2.compile(model)``, the model's name-keyed surface under ``torch.compile``.
+
+The returned :class:`CompiledModel` has the surface of every route (``forward(dict)``,
+``jvp``, ``jacobian``, names, base shapes, ``named_parameters()``, ``set_parameter``)
+and is also a drop-in for the typed module (``m(*typed)``, ``m(*typed, v=...)``).
+
+How a name-keyed call runs:
+
+1. every raw input ``(*B_i, *sub_i, *base_i)`` is broadcast to the common batch
+   ``(*B)`` and flattened to ``(N, *sub_i, *base_i)``; ``N`` is marked dynamic, so a
+   new batch size does not recompile;
+2. ``N == 1`` is evaluated as a batch of 2 (the row repeated) and sliced back:
+   Dynamo specializes a backed size of 0 or 1, so batch 1 would otherwise get a
+   graph of its own (``mark_unbacked`` avoids that but the typed algebra's
+   broadcasting checks cannot be decided on unbacked sizes);
+3. the compiled function rebuilds the typed inputs (``sub_batch`` says how many
+   trailing batch axes of an input are sub-batch; typed wrappers in the dict carry
+   their own) and calls the *same* ``forward`` / ``jvp`` / ``jacobian`` as py-eager,
+   so numbers differ from py-eager only by Inductor's reordering of sums;
+4. implicit updates do not check convergence while traced, so their solvers are
+   probed during tracing and the graph also returns the number of points that did not
+   converge; the wrapper raises :class:`~neml2.tensors.ConvergenceError` on it.
+
+One graph is compiled per operation (and per set of tangent names for ``jvp``), per
+grad mode, lazily on the first call.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from neml2.tensors import ConvergenceError, FatalError, TensorWrapper
+
+__all__ = ["CompiledModel", "compile"]
+
+_OPS = ("forward", "jvp", "jacobian", "typed")
+
+
+def compile(
+    model: torch.nn.Module,
+    *,
+    backend: Any = "inductor",
+    mode: str | None = None,
+    options: dict[str, Any] | None = None,
+    fullgraph: bool = True,
+    sub_batch: Mapping[str, int] | None = None,
+) -> CompiledModel:
+    """Compile *model* (a :class:`neml2.models.Model`) with ``torch.compile``.
+
+    *backend*, *mode*, *options*, *fullgraph* go to ``torch.compile`` (a backend may be
+    a callable, e.g. a compile counter). *sub_batch*: ``input name -> number of
+    trailing batch axes that are sub-batch`` for raw tensors of sub-batch models
+    (crystal plasticity), e.g. ``{"orientation~1": 1}``; default 0.
+    """
+    return CompiledModel(
+        model,
+        backend=backend,
+        mode=mode,
+        options=options,
+        fullgraph=fullgraph,
+        sub_batch=sub_batch,
+    )
+
+
+def _fresh(fn):
+    """A copy of *fn* with its own code object: Dynamo caches graphs per code object,
+    so every CompiledModel gets its own cache (and recompile limit)."""
+    return types.FunctionType(
+        fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
+    )
+
+
+def _is_solver(s) -> bool:
+    return hasattr(s, "solve") and hasattr(s, "check")
+
+
+class _SolverProbe:
+    """Stands in for an implicit update's solver during a compiled call: while ``log`` is
+    a list (set inside the traced body), every solve appends its per-point flags."""
+
+    def __init__(self, solver):
+        self._solver = solver
+        self.log: list | None = None
+
+    def solve(self, *args, **kwargs):
+        res = self._solver.solve(*args, **kwargs)
+        if self.log is not None:
+            self.log.append(res.converged)
+        return res
+
+    def __getattr__(self, name):
+        return getattr(self._solver, name)
+
+
+class CompiledModel(torch.nn.Module):
+    """A neml2 model under ``torch.compile`` (route ``py-jit``); see the module docstring."""
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        *,
+        backend: Any = "inductor",
+        mode: str | None = None,
+        options: dict[str, Any] | None = None,
+        fullgraph: bool = True,
+        sub_batch: Mapping[str, int] | None = None,
+    ):
+        from neml2.models._model import Model
+
+        if isinstance(model, CompiledModel):
+            raise FatalError("neml2.compile: the model is already compiled")
+        if not isinstance(model, Model):
+            raise FatalError(
+                f"neml2.compile: expected a neml2.models.Model (e.g. from neml2.load_model), "
+                f"got {type(model).__name__}"
+            )
+        if isinstance(backend, str):
+            known = torch._dynamo.list_backends(exclude_tags=())
+            if backend not in known:
+                raise FatalError(
+                    f"neml2.compile: unknown backend {backend!r}; choose from {', '.join(known)}"
+                )
+        sub_batch = dict(sub_batch or {})
+        unknown = [n for n in sub_batch if n not in model.input_spec]
+        if unknown:
+            raise FatalError(
+                f"neml2.compile: sub_batch names unknown input(s) {', '.join(unknown)}; "
+                f"inputs are: {', '.join(model.input_spec)}"
+            )
+        bad = [n for n, k in sub_batch.items() if not isinstance(k, int) or k < 0]
+        if bad:
+            raise FatalError(f"neml2.compile: sub_batch of {', '.join(bad)} must be an int >= 0")
+        super().__init__()
+        self.model = model
+        self.sub_batch = sub_batch
+        self.backend_name = backend if isinstance(backend, str) else type(backend).__name__
+        #: (implicit update, its solver, the probe installed during compiled calls); the
+        #: same probe objects every call, so Dynamo's guards on them hold
+        self._probes = [
+            (m, m.solver, _SolverProbe(m.solver))
+            for m in model.modules()
+            if _is_solver(getattr(m, "solver", None))
+        ]
+        kw = {"backend": backend, "mode": mode, "options": options, "fullgraph": fullgraph}
+        self._compiled = {
+            "forward": torch.compile(_fresh(_forward_graph), **kw),
+            "jvp": torch.compile(_fresh(_jvp_graph), **kw),
+            "jacobian": torch.compile(_fresh(_jacobian_graph), **kw),
+            "typed": torch.compile(_fresh(_typed_graph), **kw),
+        }
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def input_spec(self) -> dict[str, type]:
+        return self.model.input_spec
+
+    @property
+    def output_spec(self) -> dict[str, type]:
+        return self.model.output_spec
+
+    @property
+    def input_names(self) -> list[str]:
+        return self.model.input_names
+
+    @property
+    def output_names(self) -> list[str]:
+        return self.model.output_names
+
+    @property
+    def input_base_shapes(self) -> list[tuple[int, ...]]:
+        return self.model.input_base_shapes
+
+    @property
+    def output_base_shapes(self) -> list[tuple[int, ...]]:
+        return self.model.output_base_shapes
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.model.dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self.model.device
+
+    @property
+    def hit_name(self) -> str | None:
+        return self.model.hit_name
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate=True):
+        """The wrapped model's parameters, under the same names as on py-eager."""
+        return self.model.named_parameters(prefix, recurse, remove_duplicate)
+
+    def set_parameter(self, name: str, value: Any) -> None:
+        """Replace parameter *name* (see :meth:`neml2.models.Model.set_parameter`)."""
+        self.model.set_parameter(name, value)
+
+    def extra_repr(self) -> str:
+        return f"backend: {self.backend_name}"
+
+    # ------------------------------------------------------------------ typed surface
+    def forward(self, *args, v=None, v2=None):
+        """``m(dict)`` (name-keyed, raw tensors out) or ``m(*typed, v=..., v2=...)`` (typed)."""
+        if len(args) == 1 and isinstance(args[0], Mapping) and v is None and v2 is None:
+            return self._named("forward", args[0])
+        if len(args) != len(self.input_spec):
+            raise FatalError(
+                f"{self.model._label()}: forward takes {len(self.input_spec)} inputs "
+                f"({', '.join(self.input_spec)}), got {len(args)}"
+            )
+        for a in args:
+            t = a.data if isinstance(a, TensorWrapper) else a
+            if isinstance(t, torch.Tensor) and t.dim() > 0 and t.shape[0] > 1:
+                torch._dynamo.maybe_mark_dynamic(t, 0)
+        return self._run("typed", lambda f: f(self.model, args, v, v2))
+
+    # ------------------------------------------------------------------ name-keyed surface
+    def jvp(
+        self, inputs: Mapping[str, Any], tangents: Mapping[str, Any]
+    ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """Outputs and directional derivatives ``sum_i dy/dx_i . t_i`` (missing t_i = 0)."""
+        unknown = [n for n in tangents if n not in self.input_spec]
+        if unknown:
+            raise FatalError(
+                f"{self.model._label()}: tangent for unknown input(s) {', '.join(unknown)}"
+            )
+        return self._named("jvp", inputs, tangents)
+
+    def jacobian(
+        self, inputs: Mapping[str, Any]
+    ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
+        """Outputs and every Jacobian block ``J[out][in]`` at ``(*B, *out_base, *in_base)``."""
+        return self._named("jacobian", inputs)
+
+    # ------------------------------------------------------------------ machinery
+    def _flat_inputs(self, inputs: Mapping[str, Any], tangents: Mapping[str, Any] | None):
+        """Broadcast to one batch ``(*B)`` and flatten it to ``(N, ...)``; pad N = 1 to 2."""
+        label = self.model._label()
+        missing = [n for n in self.input_spec if n not in inputs]
+        if missing:
+            raise FatalError(f"{label}: missing input(s) {', '.join(missing)}")
+        unknown = [n for n in inputs if n not in self.input_spec]
+        if unknown:
+            raise FatalError(
+                f"{label}: unknown input(s) {', '.join(unknown)}; "
+                f"inputs are: {', '.join(self.input_spec)}"
+            )
+        raw, subs, batches = {}, {}, {}
+        for name, typ in self.input_spec.items():
+            x = inputs[name]
+            if isinstance(x, TensorWrapper):
+                sub, x = x.sub_batch_ndim, x.data
+            else:
+                sub, x = self.sub_batch.get(name, 0), torch.as_tensor(x)
+            base = tuple(typ.BASE_SHAPE)
+            rest = sub + len(base)
+            if x.dim() < rest or tuple(x.shape[x.dim() - len(base) :]) != base:
+                raise FatalError(
+                    f"{label}: input '{name}' has shape {tuple(x.shape)} but a {typ.__name__} "
+                    f"with {sub} sub-batch axes must be (*batch, *sub_batch, "
+                    f"{', '.join(map(str, base))})"
+                )
+            raw[name], subs[name] = x, sub
+            batches[name] = tuple(x.shape[: x.dim() - rest])
+        try:
+            B = torch.broadcast_shapes(*batches.values())
+        except RuntimeError as e:
+            shapes = ", ".join(f"{n} {s}" for n, s in batches.items())
+            raise FatalError(f"{label}: batch shapes do not broadcast ({shapes})") from e
+        n = math.prod(B)
+        pad = n == 1
+
+        def flat(x, sub, base_ndim):
+            rest = tuple(x.shape[x.dim() - sub - base_ndim :])
+            y = x.expand(*B, *rest).reshape(n, *rest)
+            if pad:
+                y = y.expand(2, *rest)
+            y = y.contiguous()
+            torch._dynamo.mark_dynamic(y, 0)
+            return y
+
+        bases = {k: len(t.BASE_SHAPE) for k, t in self.input_spec.items()}
+        xs = tuple(flat(raw[k], subs[k], bases[k]) for k in self.input_spec)
+        ts = None
+        if tangents is not None:
+            ts = {}
+            for k, t in tangents.items():
+                x = raw[k]
+                t = torch.as_tensor(t, dtype=x.dtype, device=x.device)
+                rest = tuple(x.shape[x.dim() - subs[k] - bases[k] :])
+                if t.dim() < len(rest) or tuple(t.shape[t.dim() - len(rest) :]) != rest:
+                    raise FatalError(
+                        f"{label}: tangent '{k}' has shape {tuple(t.shape)}, its input's "
+                        f"trailing shape is {rest}"
+                    )
+                ts[k] = flat(t, subs[k], bases[k])
+        return xs, ts, tuple(subs[k] for k in self.input_spec), B, n, pad
+
+    def _named(self, op: str, inputs, tangents=None):
+        xs, ts, subs, B, n, pad = self._flat_inputs(inputs, tangents)
+        types_ = tuple(self.input_spec.values())
+        names = tuple(self.input_spec)
+        if op == "jvp":
+            out = self._run(op, lambda f: f(self.model, names, types_, subs, xs, ts))
+        else:
+            out = self._run(op, lambda f: f(self.model, names, types_, subs, xs))
+        npad = 2 if pad else n
+
+        def unflat(y: torch.Tensor) -> torch.Tensor:
+            if y.dim() == 0 or y.shape[0] != npad:
+                return y.expand(*B, *y.shape)
+            if pad:
+                y = y[:1]
+            return y.reshape(*B, *y.shape[1:])
+
+        return torch.utils._pytree.tree_map(unflat, out)
+
+    def _run(self, op: str, call):
+        """Call compiled graph *op*; turn compile failures into FatalError and a failed
+        in-graph solve into ConvergenceError."""
+        from neml2.models._model import Model
+
+        for m in self.model.modules():
+            if isinstance(m, Model):  # Dynamo guards on it; eager leaves it None
+                object.__setattr__(m, "_call_values", None)
+        for m, _, probe in self._probes:
+            m.solver = probe
+        try:
+            res = call(self._compiled[op])
+        except (FatalError, ConvergenceError):
+            raise
+        except torch._dynamo.exc.TorchDynamoException as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise FatalError(
+                f"neml2.compile: {self.model._label()} ({op}) cannot be compiled with "
+                f"torch.compile (backend {self.backend_name}): {first}"
+            ) from e
+        finally:
+            for m, s, _ in self._probes:
+                m.solver = s
+        if not self._probes:
+            return res
+        res, failed = res
+        if int(failed) > 0:
+            raise ConvergenceError(
+                f"{self.model._label()}: Newton did not converge at {int(failed)} point(s) "
+                "(py-jit; the compiled solve does not report iterations)"
+            )
+        return res
+
+
+# ---------------------------------------------------------------------- compiled bodies
+# Module-level functions (copied per CompiledModel by _fresh): Dynamo traces them with the
+# model, names, types and sub-batch counts as constants and the tensors as graph inputs.
+
+
+def _typed_inputs(names, types_, subs, xs) -> dict[str, TensorWrapper]:
+    return {n: t(x, s) for n, t, s, x in zip(names, types_, subs, xs, strict=True)}
+
+
+def _with_status(model, fn):
+    """``fn()``, plus the number of points where an implicit update's solve failed."""
+    probes = [
+        m.solver for m in model.modules() if isinstance(getattr(m, "solver", None), _SolverProbe)
+    ]
+    if not probes:
+        return fn()
+    log: list = []
+    for p in probes:
+        p.log = log
+    out = fn()
+    for p in probes:
+        p.log = None
+    counts = [(~c).sum() for c in log]
+    failed = torch.stack(counts).sum() if counts else torch.zeros((), dtype=torch.int64)
+    return out, failed
+
+
+def _forward_graph(model, names, types_, subs, xs):
+    return _with_status(model, lambda: model.forward(_typed_inputs(names, types_, subs, xs)))
+
+
+def _jvp_graph(model, names, types_, subs, xs, ts):
+    typed = _typed_inputs(names, types_, subs, xs)
+    return _with_status(model, lambda: model.jvp(typed, ts))
+
+
+def _jacobian_graph(model, names, types_, subs, xs):
+    typed = _typed_inputs(names, types_, subs, xs)
+    return _with_status(model, lambda: model.jacobian(typed))
+
+
+def _typed_graph(model, args, v, v2):
+    return _with_status(model, lambda: model(*args, v=v, v2=v2))

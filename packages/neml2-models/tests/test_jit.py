@@ -1,0 +1,369 @@
+"""py-jit: neml2.compile(model) against the eager model (values, derivatives, recompiles).
+
+Each compiled model is built once per module (compiles are slow); the compile counter
+backend counts the graphs, so "no recompile for a new batch size" is asserted on the
+count, never on time. Batch 1 is always the first size evaluated.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+from torch._dynamo.testing import CompileCounterWithBackend
+
+import neml2
+from neml2.models import CompiledModel, Model, input, load_model, output
+from neml2.tensors import SR2, ConvergenceError, FatalError, Scalar
+
+F64 = torch.float64
+
+ELASTICITY = """
+[Models]
+  [elasticity]
+    type = LinearIsotropicElasticity
+    coefficients = '200e3 0.3'
+    coefficient_types = 'YOUNGS_MODULUS POISSONS_RATIO'
+  []
+[]
+"""
+
+# J2 plasticity with linear isotropic hardening, solved by ImplicitUpdate (Newton).
+J2 = """
+[Models]
+  [isoharden]
+    type = LinearIsotropicHardening
+    hardening_modulus = 1000
+  []
+  [elastic_strain]
+    type = SR2LinearCombination
+    from = 'E plastic_strain'
+    to = 'elastic_strain'
+    weights = '1 -1'
+  []
+  [elasticity]
+    type = LinearIsotropicElasticity
+    coefficients = '1e5 0.3'
+    coefficient_types = 'YOUNGS_MODULUS POISSONS_RATIO'
+    strain = 'elastic_strain'
+  []
+  [mandel_stress]
+    type = IsotropicMandelStress
+    cauchy_stress = 'stress'
+  []
+  [vonmises]
+    type = SR2Invariant
+    invariant_type = 'VONMISES'
+    tensor = 'mandel_stress'
+    invariant = 'effective_stress'
+  []
+  [yield_surface]
+    type = YieldFunction
+    yield_stress = 100
+    isotropic_hardening = 'isotropic_hardening'
+  []
+  [flow]
+    type = ComposedModel
+    models = 'vonmises yield_surface'
+  []
+  [normality]
+    type = Normality
+    model = 'flow'
+    function = 'yield_function'
+    from = 'mandel_stress isotropic_hardening'
+    to = 'flow_direction isotropic_hardening_direction'
+  []
+  [eprate]
+    type = AssociativeIsotropicPlasticHardening
+  []
+  [Eprate]
+    type = AssociativePlasticFlow
+  []
+  [integrate_ep]
+    type = ScalarBackwardEulerTimeIntegration
+    variable = 'equivalent_plastic_strain'
+  []
+  [integrate_Ep]
+    type = SR2BackwardEulerTimeIntegration
+    variable = 'plastic_strain'
+  []
+  [consistency]
+    type = MinMapComplementarity
+    a = 'yield_function'
+    a_inequality = 'LE'
+    b = 'flow_rate'
+  []
+  [surface]
+    type = ComposedModel
+    models = 'isoharden elastic_strain elasticity mandel_stress vonmises yield_surface
+              normality eprate Eprate consistency integrate_ep integrate_Ep'
+  []
+  [predictor]
+    type = ConstantExtrapolationPredictor
+    unknowns_SR2 = 'plastic_strain'
+    unknowns_Scalar = 'equivalent_plastic_strain flow_rate'
+  []
+  [return_map]
+    type = ImplicitUpdate
+    equation_system = 'eq_sys'
+    solver = 'newton'
+    predictor = 'predictor'
+  []
+  [model]
+    type = ComposedModel
+    models = 'return_map elastic_strain elasticity'
+    additional_outputs = 'plastic_strain equivalent_plastic_strain'
+  []
+[]
+[EquationSystems]
+  [eq_sys]
+    type = NonlinearSystem
+    model = 'surface'
+    unknowns = 'plastic_strain equivalent_plastic_strain flow_rate'
+    residuals = 'plastic_strain_residual equivalent_plastic_strain_residual complementarity'
+  []
+[]
+[Solvers]
+  [newton]
+    type = Newton
+    linear_solver = 'lu'
+  []
+  [lu]
+    type = DenseLU
+  []
+[]
+"""
+
+SUM_SLIP = """
+[Models]
+  [model]
+    type = SumSlipRates
+  []
+[]
+"""
+
+
+def _write(tmp_path_factory, name: str, text: str):
+    p = tmp_path_factory.mktemp("jit") / f"{name}.i"
+    p.write_text(textwrap.dedent(text).lstrip())
+    return p
+
+
+def _rand(*shape, seed=0, scale=1e-3):
+    g = torch.Generator().manual_seed(seed)
+    return scale * (torch.rand(*shape, generator=g, dtype=F64) - 0.5)
+
+
+def _close(a, b, rtol=1e-12, atol=0.0):
+    atol = max(atol, rtol * float(b.abs().max())) + 1e-300
+    torch.testing.assert_close(a, b, rtol=rtol, atol=atol)
+
+
+def _close_tree(a, b, **tol):
+    la, lb = torch.utils._pytree.tree_flatten(a), torch.utils._pytree.tree_flatten(b)
+    assert la[1] == lb[1]
+    for x, y in zip(la[0], lb[0], strict=True):
+        _close(x.detach(), y.detach(), **tol)
+
+
+# ---------------------------------------------------------------------- elasticity (inductor)
+@pytest.fixture(scope="module")
+def elastic(tmp_path_factory):
+    """(eager model, compiled model, compile counter) -- inductor, the default backend."""
+    src = _write(tmp_path_factory, "elasticity", ELASTICITY)
+    eager = load_model(src, "elasticity")
+    counter = CompileCounterWithBackend("inductor")
+    return eager, neml2.compile(load_model(src, "elasticity"), backend=counter), counter
+
+
+def test_facade_and_type(elastic):
+    _, jit, _ = elastic
+    assert neml2.compile is neml2.models.compile
+    assert isinstance(jit, CompiledModel) and isinstance(jit, torch.nn.Module)
+
+
+def test_surface_mirrors_eager(elastic):
+    eager, jit, _ = elastic
+    assert jit.input_names == eager.input_names == ["strain"]
+    assert jit.output_names == eager.output_names == ["stress"]
+    assert jit.input_base_shapes == [(6,)] and jit.output_base_shapes == [(6,)]
+    assert jit.dtype == F64 and jit.device.type == "cpu"
+    assert [n for n, _ in jit.named_parameters()] == [n for n, _ in eager.named_parameters()]
+
+
+def test_forward_one_graph_for_every_batch(elastic):
+    eager, jit, counter = elastic
+    before = counter.frame_count
+    for batch in [(1,), (7,), (100,), (3, 4), ()]:
+        x = {"strain": _rand(*batch, 6, seed=len(batch))}
+        with torch.no_grad():
+            y = jit.forward(x)
+        assert y["stress"].shape == (*batch, 6)
+        _close(y["stress"], eager.forward(x)["stress"].detach())
+    # one graph for forward (no-grad mode), compiled at batch 1, reused for the others
+    assert counter.frame_count - before == 1
+
+
+def test_jacobian_and_jvp(elastic):
+    eager, jit, counter = elastic
+    with torch.no_grad():
+        for n in (1, 7):
+            x, t = {"strain": _rand(n, 6, seed=n)}, {"strain": _rand(n, 6, seed=n + 1)}
+            _close_tree(jit.jacobian(x), eager.jacobian(x))
+            _close_tree(jit.jvp(x, t), eager.jvp(x, t))
+        before = counter.frame_count
+        x, t = {"strain": _rand(33, 6, seed=3)}, {"strain": _rand(33, 6, seed=4)}
+        _close_tree(jit.jacobian(x), eager.jacobian(x))
+        _close_tree(jit.jvp(x, t), eager.jvp(x, t))
+        assert counter.frame_count == before
+
+
+def test_parameter_gradients_match_eager(elastic):
+    """Autograd w.r.t. parameters through the compiled graph (calibration)."""
+    eager, jit, _ = elastic
+    x = {"strain": _rand(5, 6, seed=9)}
+    grads = []
+    for m in (eager, jit):
+        m.zero_grad()
+        _, J = m.jacobian(x)
+        (m.forward(x)["stress"].square().sum() + J["stress"]["strain"].sum()).backward()
+        grads.append({n: p.grad.clone() for n, p in m.named_parameters()})
+    assert set(grads[0]) == {"E", "nu"}
+    for n in grads[0]:
+        _close(grads[1][n], grads[0][n])
+
+
+def test_set_parameter(elastic):
+    eager, jit, _ = elastic
+    x = {"strain": _rand(4, 6, seed=11)}
+    with torch.no_grad():
+        jit.set_parameter("E", torch.tensor(150e3, dtype=F64))
+        eager.set_parameter("E", torch.tensor(150e3, dtype=F64))
+        _close(jit.forward(x)["stress"], eager.forward(x)["stress"])
+        with pytest.raises(FatalError, match="no parameter 'G'"):
+            jit.set_parameter("G", 1.0)
+
+
+def test_typed_module_surface(elastic):
+    eager, jit, _ = elastic
+    e = SR2(_rand(6, 6, seed=12))
+    with torch.no_grad():
+        y = jit(e)
+        assert isinstance(y, SR2)
+        _close(y.data, eager(e).data)
+        v = {"strain": {"d": SR2(_rand(1, 6, 6, seed=13))}}
+        *outs, v_out = jit(e, v=v)
+        *outs_e, v_out_e = eager(e, v=v)
+        _close(outs[0].data, outs_e[0].data)
+        _close(v_out["stress"]["d"].data, v_out_e["stress"]["d"].data)
+
+
+def test_bad_inputs_are_fatal(elastic):
+    _, jit, _ = elastic
+    with pytest.raises(FatalError, match="missing input"):
+        jit.forward({})
+    with pytest.raises(FatalError, match="unknown input"):
+        jit.forward({"strain": _rand(2, 6), "stress": _rand(2, 6)})
+    with pytest.raises(FatalError, match="input 'strain' has shape"):
+        jit.forward({"strain": _rand(2, 5)})
+    with pytest.raises(FatalError, match="tangent for unknown input"):
+        jit.jvp({"strain": _rand(2, 6)}, {"temperature": _rand(2)})
+
+
+# ---------------------------------------------------------------------- errors at compile
+class _Untraceable(Model):
+    """Branches in Python on a tensor value: a graph break, so a fullgraph compile fails."""
+
+    fields = (input("x", Scalar), output("y", Scalar))
+
+    def forward(self, x):
+        if bool((x.data > 0).all()):
+            return x * 2.0
+        return x
+
+
+def test_not_a_model_is_fatal():
+    with pytest.raises(FatalError, match=r"expected a neml2\.models\.Model"):
+        neml2.compile(torch.nn.Linear(2, 2))
+
+
+def test_unknown_backend_is_fatal(elastic):
+    with pytest.raises(FatalError, match="unknown backend 'nope'"):
+        neml2.compile(elastic[0], backend="nope")
+
+
+def test_bad_sub_batch_option_is_fatal(elastic):
+    with pytest.raises(FatalError, match="sub_batch names unknown input"):
+        neml2.compile(elastic[0], sub_batch={"strian": 1})
+
+
+def test_untraceable_model_is_fatal():
+    jit = neml2.compile(_Untraceable(), backend="eager")
+    with pytest.raises(FatalError, match=r"_Untraceable.*\(forward\) cannot be compiled"):
+        jit.forward({"x": torch.ones(3, dtype=F64)})
+
+
+# ---------------------------------------------------------------------- sub-batch
+def test_sub_batch_raw_inputs(tmp_path_factory):
+    """Per-slip inputs as raw (*B, nslip) tensors, declared with sub_batch=."""
+    src = _write(tmp_path_factory, "sum_slip", SUM_SLIP)
+    eager = load_model(src, "model")
+    counter = CompileCounterWithBackend("inductor")
+    jit = neml2.compile(load_model(src, "model"), backend=counter, sub_batch={"slip_rates": 1})
+    with torch.no_grad():
+        for n in (1, 7):
+            r = _rand(n, 12, seed=n, scale=1.0)
+            want = eager.forward({"slip_rates": Scalar(r, 1)})["sum_slip_rates"]
+            got = jit.forward({"slip_rates": r})["sum_slip_rates"]
+            assert got.shape == (n,)
+            _close(got, want)
+            _close(got, r.abs().sum(-1))
+            _close_tree(
+                jit.jacobian({"slip_rates": r}), eager.jacobian({"slip_rates": Scalar(r, 1)})
+            )
+    assert counter.frame_count == 2  # forward + jacobian, each once
+
+
+# ---------------------------------------------------------------------- implicit (Newton)
+@pytest.fixture(scope="module")
+def j2(tmp_path_factory):
+    """Backend "eager": Dynamo traces the Newton while_loop with a dynamic batch, without
+    Inductor's codegen (minutes for an implicit model on a busy CPU); the route matrix
+    (tests-integration/routes) checks Inductor on implicit models."""
+    src = _write(tmp_path_factory, "j2", J2)
+    counter = CompileCounterWithBackend("eager")
+    jit = neml2.compile(load_model(src, "model"), backend=counter)
+    return load_model(src, "model"), jit, counter
+
+
+def _j2_inputs(n, seed=0):
+    x = {
+        "E": _rand(n, 6, seed=seed, scale=1e-2),
+        "t": torch.ones(n, dtype=F64),
+        "t~1": torch.zeros(n, dtype=F64),
+        "plastic_strain~1": _rand(n, 6, seed=seed + 1, scale=1e-4),
+        "equivalent_plastic_strain~1": _rand(n, seed=seed + 2, scale=1e-4).abs(),
+        "flow_rate~1": torch.zeros(n, dtype=F64),
+    }
+    return x
+
+
+def test_implicit_forward_and_jacobian(j2):
+    eager, jit, counter = j2
+    with torch.no_grad():
+        for n in (1, 7, 50):
+            x = _j2_inputs(n, seed=n)
+            # Newton's stopping test sees different round-off: values agree to roundoff of
+            # the converged solution, not bit for bit (e.g. a flow rate of 1e-19 vs 8e-19)
+            _close_tree(jit.forward(x), eager.forward(x), rtol=1e-10, atol=1e-12)
+            _close_tree(jit.jacobian(x), eager.jacobian(x), rtol=1e-10, atol=1e-12)
+    assert counter.frame_count == 2  # one graph each, batch 1 included
+
+
+def test_implicit_nonconvergence_is_recoverable(j2):
+    _, jit, _ = j2
+    x = _j2_inputs(3, seed=5)
+    x["E"] = x["E"] * float("nan")
+    with torch.no_grad(), pytest.raises(ConvergenceError, match="did not converge at 3 point"):
+        jit.forward(x)
