@@ -251,6 +251,7 @@ def plots(rows: list[dict], out: Path, log=print) -> None:
         return
     workloads = _workloads(rows)
     styles = {"ours": "-", "reference": "--"}
+    colors = {"py-eager": "C0", "py-jit": "C2", "py-aoti": "C1"}
     for metric, label in (
         ("eval_points_per_s", "material points / s (one evaluation)"),
         ("transient_points_per_s", "point-steps / s (transient run)"),
@@ -283,6 +284,7 @@ def plots(rows: list[dict], out: Path, log=print) -> None:
                         y,
                         yerr=err,
                         ls=styles[side],
+                        color=colors[route],
                         marker="o",
                         ms=3,
                         capsize=2,
