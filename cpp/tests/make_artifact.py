@@ -1,7 +1,13 @@
-"""Build the tiny "scale" AOTI artifact the C++ and neml2.aoti tests load.
+"""Build the AOTI artifacts the C++ tests load.
 
-Plain torch only (no neml2 packages), so both test suites can use it:
-``python make_artifact.py OUTDIR`` writes ``OUTDIR/scale/{metadata.json,cpu/float64/*.pt2}``.
+``python make_artifact.py OUTDIR`` builds the tiny "scale" artifact with plain torch
+only (no neml2 packages), so both test suites can use it: it writes
+``OUTDIR/scale/{metadata.json,cpu/float64/*.pt2}``.
+
+``python make_artifact.py --routes OUTDIR`` compiles elasticity, J2 (isoharden),
+Chaboche and a per-slip crystal model with neml2-compile and saves py-eager
+references for test_model_routes (see ``routes()``); it exits 77 (ctest: skipped)
+when the neml2 packages or ../shared/conformance are not available.
 
 "scale": inputs x (Scalar) and strain (SR2), promoted parameter k = 2 (shape ()).
 Outputs y = k * x * tr(strain) (Scalar) and s = x * strain (SR2); the jacobian
@@ -106,5 +112,193 @@ def build(out: Path) -> Path:
     return art
 
 
+# ---------------------------------------------------------------------- routes
+#: Same sources and options as tests-integration/test_aoti_*.py, so the graphs hash the
+#: same and one compile (build/aoti-cache) serves both.
+ELASTICITY = """
+[Models]
+  [elasticity]
+    type = LinearIsotropicElasticity
+    coefficients      = '200e3          0.3'
+    coefficient_types = 'YOUNGS_MODULUS POISSONS_RATIO'
+  []
+[]
+"""
+SOLID = HERE.parents[3] / "shared" / "conformance" / "regression" / "solid_mechanics"
+RHO = "dislocation_density"
+BATCHES = (1, 7, 1000)
+SKIP = 77
+
+
+def _rand(g, n, *s, scale=1.0, shift=0.0):
+    return shift + scale * (torch.rand(n, *s, generator=g, dtype=torch.float64) - 0.5)
+
+
+def _elasticity_inputs(n, g):
+    return {"strain": _rand(g, n, 6, scale=1e-2)}, {"strain": _rand(g, n, 6, scale=1e-2)}
+
+
+def _j2_inputs(n, g):
+    x = {
+        "E": _rand(g, n, 6, scale=0.02),
+        "E~1": torch.zeros(n, 6, dtype=torch.float64),
+        "t": torch.ones(n, dtype=torch.float64),
+        "t~1": torch.zeros(n, dtype=torch.float64),
+    }
+    return x, {"E": _rand(g, n, 6, scale=1e-3)}
+
+
+def _chaboche_inputs(n, g):
+    e1 = _rand(g, n, 6, scale=0.004)
+    x = {
+        "E": e1 + _rand(g, n, 6, scale=0.02),
+        "E~1": e1,
+        "t": torch.ones(n, dtype=torch.float64),
+        "t~1": torch.zeros(n, dtype=torch.float64),
+        "stress~1": _rand(g, n, 6, scale=50.0),
+        "equivalent_plastic_strain~1": 1e-3 * torch.rand(n, generator=g, dtype=torch.float64),
+        "X1~1": _rand(g, n, 6, scale=5.0),
+        "X2~1": _rand(g, n, 6, scale=5.0),
+    }
+    return x, {"E": _rand(g, n, 6, scale=1e-3)}
+
+
+def _crystal_inputs(n, g):
+    d = torch.tensor([0.1, -0.05, -0.05, 0.0, 0.0, 0.0], dtype=torch.float64)
+    w = torch.tensor([0.1, -0.05, -0.05], dtype=torch.float64)
+    x = {
+        "deformation_rate": d + _rand(g, n, 6, scale=0.05),
+        "vorticity": w + _rand(g, n, 3, scale=0.05),
+        f"{RHO}~1": _rand(g, n, 12, scale=4.0, shift=10.0),
+        "t": torch.full((n,), 0.05, dtype=torch.float64),
+        "t~1": torch.zeros(n, dtype=torch.float64),
+        "elastic_strain~1": _rand(g, n, 6, scale=1e-3),
+        "orientation~1": _rand(g, n, 3, scale=0.5),
+    }
+    t = {f"{RHO}~1": _rand(g, n, 12, scale=1.0), "deformation_rate": _rand(g, n, 6, scale=1e-2)}
+    return x, t
+
+
+#: name -> (input file (None: ELASTICITY), model, -d pairs, -p parameters, inputs(n, g))
+CASES = {
+    "elasticity": (None, "elasticity", ["stress:strain"], ["elasticity.E"], _elasticity_inputs),
+    "j2": (
+        SOLID / "rate_independent_plasticity" / "isoharden" / "model.i",
+        "model",
+        ["stress:E"],
+        [],
+        _j2_inputs,
+    ),
+    "chaboche": (
+        SOLID / "viscoplasticity" / "chaboche" / "model.i",
+        "model",
+        ["stress:E"],
+        [],
+        _chaboche_inputs,
+    ),
+    "crystal": (
+        SOLID / "crystal_plasticity" / "per_slip_hardening_declared" / "model.i",
+        "model",
+        ["cauchy_stress:deformation_rate", f"{RHO}:{RHO}~1", f"{RHO}:deformation_rate"],
+        [],
+        _crystal_inputs,
+    ),
+}
+
+
+def save_tensors(path: Path, tensors: dict[str, torch.Tensor]) -> None:
+    """``path.json`` ({name: {shape, offset}} in float64 elements) + ``path.bin``
+    (raw little-endian float64, C order): what test_model_routes.cpp reads."""
+    index, chunks, offset = {}, [], 0
+    for name, t in tensors.items():
+        t = t.detach().to("cpu", torch.float64).contiguous()
+        index[name] = {"shape": list(t.shape), "offset": offset}
+        chunks.append(t.numpy().astype("<f8").tobytes())
+        offset += t.numel()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.with_suffix(".bin").write_bytes(b"".join(chunks))
+    path.with_suffix(".json").write_text(json.dumps({"tensors": index}, indent=1))
+
+
+def _eager_reference(eager, x, tangents, pairs, sub):
+    """py-eager outputs, compiled blocks and jvp; a block w.r.t. a sub-batched input is
+    built column by column from jvps (eager jacobian() seeds the base only)."""
+    from neml2.tensors import TensorWrapper
+
+    def typed(d):
+        out = {}
+        for k, v in d.items():
+            typ = eager.input_spec[k]
+            out[k] = typ(v, len(sub[k])) if sub[k] else v
+        return out
+
+    tx = typed(x)
+    with torch.no_grad():
+        out, J = eager.jacobian(tx)
+        _, jv = eager.jvp(tx, tangents)
+        ref = {f"output/{k}": v for k, v in out.items()}
+        for o, i in pairs:
+            if not sub[i]:
+                ref[f"jacobian/{o}/{i}"] = J[o][i]
+                continue
+            v = x[i]
+            k = v[0].numel()
+            cols = []
+            for c in range(k):
+                e = torch.zeros(k, dtype=v.dtype)
+                e[c] = 1.0
+                _, col = eager.jvp(tx, {i: e.reshape(v.shape[1:]).expand_as(v)})
+                cols.append(col[o])
+            ref[f"jacobian/{o}/{i}"] = torch.stack(cols, -1).reshape(*out[o].shape, *v.shape[1:])
+    assert not any(isinstance(t, TensorWrapper) for t in ref.values())
+    ref.update({f"jvp/{k}": v for k, v in jv.items()})
+    return ref
+
+
+def routes(out: Path) -> int:
+    try:
+        import neml2
+        from neml2.compiler import CompileOptions, compile_file
+    except ImportError as e:
+        print(f"make_artifact --routes: the neml2 packages are not importable ({e}); skipped")
+        return SKIP
+    if not SOLID.is_dir():
+        print(f"make_artifact --routes: {SOLID} not found; skipped")
+        return SKIP
+    out.mkdir(parents=True, exist_ok=True)
+    listing = []
+    for name, (src, model, pairs, params, make_inputs) in CASES.items():
+        if src is None:
+            src = out / f"{name}.i"
+            src.write_text(ELASTICITY)
+        opts = CompileOptions.from_strings(model, pairs, params)
+        res = compile_file(src, opts, out / name, cache_dir=CACHE, progress=print)
+        meta = res.metadata
+        sub = {v["name"]: v["sub_batch"] for v in meta["inputs"]}
+        eager = neml2.load_model(src, model)
+        cases = []
+        for n in BATCHES if name != "crystal" else (1, 7, 100):
+            x, t = make_inputs(n, torch.Generator().manual_seed(n))
+            ref = _eager_reference(
+                eager, x, t, [(d["output"], d["input"]) for d in meta["derivatives"]], sub
+            )
+            tensors = {
+                **{f"input/{k}": v for k, v in x.items()},
+                **{f"tangent/{k}": v for k, v in t.items()},
+                **ref,
+            }
+            stem = out / "ref" / name / f"b{n}"
+            save_tensors(stem, tensors)
+            cases.append(str(stem.relative_to(out)))
+        listing.append(
+            {"name": name, "artifact": str(res.artifact_dir.relative_to(out)), "refs": cases}
+        )
+        print(f"{name}: {len(cases)} reference batches")
+    (out / "routes.json").write_text(json.dumps(listing, indent=1))
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--routes":
+        sys.exit(routes(Path(sys.argv[2])))
     print(build(Path(sys.argv[1])))

@@ -82,6 +82,10 @@ struct Model::Impl
   std::vector<std::string> inputs, outputs;
   std::map<std::string, std::string> types;
   std::map<std::string, Shape> in_base, out_base;
+  /// per-variable sub-batch shape (crystal plasticity: the per-slip axis), between B and base
+  std::map<std::string, Shape> in_sub, out_sub;
+  /// sub + base: what every tensor of the variable ends in
+  std::map<std::string, Shape> in_trail, out_trail;
   std::vector<std::pair<std::string, std::string>> pairs;
   std::vector<std::string> param_names;
   TensorMap params;
@@ -135,14 +139,16 @@ struct Model::Impl
         throw FatalError("input '" + name + "' is on " + value.device().str() +
                          " but the model was compiled for " + device.str());
     }
-    const Shape batch = broadcast_batch_shape(x, in_base);
+    for (const auto & [name, value] : x)
+      check_trailing("input", name, value);
+    const Shape batch = broadcast_batch_shape(x, in_trail);
     int64_t n = 1;
     for (auto b : batch)
       n *= b;
     flat.clear();
     for (const auto & name : inputs)
     {
-      const auto & base = in_base.at(name);
+      const auto & base = in_trail.at(name);
       Shape full(batch);
       full.insert(full.end(), base.begin(), base.end());
       Shape flat_shape{n};
@@ -150,6 +156,27 @@ struct Model::Impl
       flat.push_back(x.at(name).expand(full).reshape(flat_shape).contiguous());
     }
     return batch;
+  }
+
+  /// `value` must end in (*sub, *base) of input `name`; the message names the regions.
+  void
+  check_trailing(const std::string & what, const std::string & name, const at::Tensor & value) const
+  {
+    const auto & sub = in_sub.at(name);
+    if (sub.empty() || !value.defined())
+      return; // plain variables: broadcast_batch_shape says it
+    const auto & trail = in_trail.at(name);
+    const auto shape = value.sizes();
+    const auto nt = trail.size();
+    bool ok = shape.size() >= nt;
+    for (std::size_t i = 0; ok && i < nt; ++i)
+      ok = shape[shape.size() - nt + i] == trail[i];
+    if (!ok)
+      throw FatalError(what + " '" + name + "' has shape " + shape_str(shape) +
+                       " but must end in its sub-batch shape " + shape_str(sub) +
+                       " and base shape " + shape_str(in_base.at(name)) +
+                       " (expected (*batch, *sub_batch, *base) = (*batch, " +
+                       shape_str(trail).substr(1));
   }
 
   std::vector<at::Tensor> run(const std::string & graph, std::vector<at::Tensor> flat)
@@ -219,14 +246,22 @@ Model::Model(const std::string & path, const std::string & device, const std::st
                        " this runtime reads; recompile it with this neml2-compile");
     m.torch_built = j.at("torch_version", what).as_string(what + " torch_version");
     check_torch_compatible(m.torch_built, what);
-    for (const auto & [key, names, base] : {std::make_tuple("inputs", &m.inputs, &m.in_base),
-                                            std::make_tuple("outputs", &m.outputs, &m.out_base)})
+    for (const auto & [key, names, base, sub, trail] :
+         {std::make_tuple("inputs", &m.inputs, &m.in_base, &m.in_sub, &m.in_trail),
+          std::make_tuple("outputs", &m.outputs, &m.out_base, &m.out_sub, &m.out_trail)})
       for (const auto & v : j.at(key, what).as_array(what + " " + key))
       {
         const auto & name = v.at("name", what + " " + key).as_string(what + " name");
         names->push_back(name);
         m.types[name] = v.at("type", what + " " + name).as_string(what + " type");
         (*base)[name] = read_shape(v.at("base_shape", what + " " + name), what + " base_shape");
+        // "sub_batch": [sizes] (0 in artifacts written before sub-batch support: none)
+        Shape s;
+        if (v.has("sub_batch") && !v.at("sub_batch", what).is(Json::Kind::Number))
+          s = read_shape(v.at("sub_batch", what), what + " " + name + " sub_batch");
+        (*sub)[name] = s;
+        s.insert(s.end(), (*base)[name].begin(), (*base)[name].end());
+        (*trail)[name] = s;
       }
     if (j.has("derivatives"))
       for (const auto & d : j.at("derivatives", what).as_array(what + " derivatives"))
@@ -327,7 +362,7 @@ Model::forward(const TensorMap & inputs)
   const auto out = m.run("forward", std::move(flat));
   TensorMap res;
   for (std::size_t k = 0; k < m.outputs.size(); ++k)
-    res[m.outputs[k]] = Impl::unflatten(out.at(k), batch, m.out_base.at(m.outputs[k]));
+    res[m.outputs[k]] = Impl::unflatten(out.at(k), batch, m.out_trail.at(m.outputs[k]));
   return res;
 }
 
@@ -347,13 +382,13 @@ Model::jacobian(const TensorMap & inputs)
                      " tensors, the metadata describes " + std::to_string(nout + m.pairs.size()));
   TensorMap out;
   for (std::size_t k = 0; k < nout; ++k)
-    out[m.outputs[k]] = Impl::unflatten(res[k], batch, m.out_base.at(m.outputs[k]));
+    out[m.outputs[k]] = Impl::unflatten(res[k], batch, m.out_trail.at(m.outputs[k]));
   JacobianMap J;
   for (std::size_t k = 0; k < m.pairs.size(); ++k)
   {
     const auto & [o, i] = m.pairs[k];
-    Shape base = m.out_base.at(o);
-    const auto & ib = m.in_base.at(i);
+    Shape base = m.out_trail.at(o);
+    const auto & ib = m.in_trail.at(i);
     base.insert(base.end(), ib.begin(), ib.end());
     J[o][i] = Impl::unflatten(res[nout + k], batch, base);
   }
@@ -394,13 +429,14 @@ Model::jvp(const TensorMap & inputs, const TensorMap & tangents)
   TensorMap res;
   for (const auto & o : usable)
   {
-    const auto nbo = static_cast<int64_t>(m.out_base.at(o).size());
+    const auto nbo = static_cast<int64_t>(m.out_trail.at(o).size());
     at::Tensor acc = at::zeros_like(out.at(o));
     for (const auto & i : given)
     {
-      const auto & base = m.in_base.at(i);
+      const auto & base = m.in_trail.at(i);
       const auto nbi = static_cast<int64_t>(base.size());
       const at::Tensor t = tangents.at(i).to(m.device, m.dtype);
+      m.check_trailing("tangent of input", i, t);
       const auto tbatch = batch_shape_of("tangent of " + i, t, base);
       Shape shape(tbatch);
       shape.insert(shape.end(), static_cast<std::size_t>(nbo), 1);
@@ -450,6 +486,18 @@ const std::map<std::string, Shape> &
 Model::output_base_shapes() const
 {
   return _impl->out_base;
+}
+
+const std::map<std::string, Shape> &
+Model::input_sub_batch_shapes() const
+{
+  return _impl->in_sub;
+}
+
+const std::map<std::string, Shape> &
+Model::output_sub_batch_shapes() const
+{
+  return _impl->out_sub;
 }
 
 const std::vector<std::pair<std::string, std::string>> &

@@ -27,8 +27,10 @@ def test_metadata(compiled):
     assert meta["schema_version"] == SCHEMA_VERSION
     assert meta["torch_version"] == torch.__version__
     assert meta["model"] == "elasticity"
-    assert meta["inputs"] == [{"name": "strain", "type": "SR2", "base_shape": [6], "sub_batch": 0}]
-    assert meta["outputs"] == [{"name": "stress", "type": "SR2", "base_shape": [6], "sub_batch": 0}]
+    assert meta["inputs"] == [{"name": "strain", "type": "SR2", "base_shape": [6], "sub_batch": []}]
+    assert meta["outputs"] == [
+        {"name": "stress", "type": "SR2", "base_shape": [6], "sub_batch": []}
+    ]
     assert meta["derivatives"] == [{"output": "stress", "input": "strain"}]
     assert meta["parameters"] == [
         {"name": "E", "shape": [], "value": [200e3], "exposed": True},
@@ -71,6 +73,29 @@ def test_second_compile_is_a_cache_hit(compiled, elasticity_input, tmp_path, cac
     first, _ = compiled
     assert [g.key for g in res.graphs] == [g.key for g in first.graphs]
     assert "cache hit" in res.summary()
+
+
+def test_unchanged_source_skips_the_export(compiled, elasticity_input, tmp_path, cache_dir):
+    """The source key (rendered input, parameters, sources, options) finds the graph key
+    without exporting; an override changes it and exports again."""
+    opts = CompileOptions.from_strings("elasticity", ["stress:strain"], ["E"])
+    lines: list[str] = []
+    res = compile_file(elasticity_input, opts, tmp_path, cache_dir=cache_dir, progress=lines.append)
+    assert res.cache_hits == 2
+    assert sum("no export" in s for s in lines) == 2, lines
+    assert not any("exporting" in s for s in lines)
+    # another parameter value or another input text: another source key
+    from neml2.compiler._compile import source_key
+    from neml2.models import load_model
+
+    text = elasticity_input.read_text()
+    m = load_model(elasticity_input, "elasticity")
+    m2 = load_model(elasticity_input, "elasticity", ["Models/elasticity/coefficients='210e3 0.3'"])
+    k = source_key(text, m, {})
+    assert k == source_key(text, m, {})
+    assert k != source_key(text, m2, {})
+    assert k != source_key(text + "#", m, {})
+    assert k != source_key(text, m, {"dtype": "float32"})
 
 
 def test_changed_model_changes_the_key(compiled, elasticity_input):

@@ -43,12 +43,12 @@ public:
   Model(const Model &) = delete;
   Model & operator=(const Model &) = delete;
 
-  /// {output: (*B, *out_base)}.
+  /// {output: (*B, *out_sub, *out_base)}.
   TensorMap forward(const TensorMap & inputs);
   /// Outputs and sum_i J[out][i] . t_i for every output whose blocks w.r.t. all
   /// tangent inputs were compiled (missing tangents are zero).
   std::pair<TensorMap, TensorMap> jvp(const TensorMap & inputs, const TensorMap & tangents);
-  /// Outputs and the compiled blocks J[out][in] at (*B, *out_base, *in_base).
+  /// Outputs and the compiled blocks J[out][in] at (*B, *out_sub, *out_base, *in_sub, *in_base).
   std::pair<TensorMap, JacobianMap> jacobian(const TensorMap & inputs);
 
   const std::vector<std::string> & input_names() const;
@@ -57,6 +57,11 @@ public:
   const std::map<std::string, std::string> & variable_types() const;
   const std::map<std::string, Shape> & input_base_shapes() const;
   const std::map<std::string, Shape> & output_base_shapes() const;
+  /// Sub-batch shapes (e.g. the per-slip axis of crystal plasticity; empty for most
+  /// variables). Tensors are (*B, *sub_batch, *base); Jacobian blocks
+  /// (*B, *out_sub, *out_base, *in_sub, *in_base).
+  const std::map<std::string, Shape> & input_sub_batch_shapes() const;
+  const std::map<std::string, Shape> & output_sub_batch_shapes() const;
   /// Compiled (output, input) derivative pairs.
   const std::vector<std::pair<std::string, std::string>> & derivatives() const;
   c10::Device device() const;

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from neml2.aoti import _core
 from neml2.aoti._core import broadcast_batch_shape, check_torch_compatible, torch_version
-from neml2.aoti._model import SCHEMA_VERSION, Model, read_metadata
+from neml2.aoti._model import SCHEMA_VERSION, Model, read_metadata, sub_batch_shape
 
 __version__ = _core.version()
 
@@ -26,6 +26,7 @@ __all__ = [
     "check_torch_compatible",
     "cmake_prefix_path",
     "read_metadata",
+    "sub_batch_shape",
     "torch_version",
 ]
 

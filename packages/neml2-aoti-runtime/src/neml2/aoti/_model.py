@@ -4,8 +4,9 @@ The artifact (see docs/aoti.md) is ``metadata.json`` plus one ``.pt2`` per graph
 and target. The calls run in libneml2's ``neml2::aoti::Model`` (the cpp-aoti
 runtime, through the pybind module ``_core``), which validates inputs by name,
 trailing shape, dtype and device, broadcasts their batch shapes, runs the graphs
-on one flattened batch axis and restores ``(*B, *base)``. This wrapper adds the
-Python niceties (dict subclasses whose missing keys say which ``-d`` pair to
+on one flattened batch axis and restores ``(*B, *base)`` (``(*B, *sub_batch, *base)``
+for variables with a sub-batch shape, e.g. the per-slip axis of crystal plasticity).
+This wrapper adds the Python niceties (dict subclasses whose missing keys say which ``-d`` pair to
 compile, suggestions for misspelt names) and reads the metadata for the HIT shim.
 Every failure is a :class:`neml2.tensors.FatalError` naming the file or variable.
 """
@@ -57,6 +58,12 @@ class Jacobian(dict):
         )
 
 
+def sub_batch_shape(v: Mapping[str, Any]) -> tuple[int, ...]:
+    """A variable's ``sub_batch`` shape (``0``: written before sub-batch support, none)."""
+    s = v.get("sub_batch", [])
+    return () if isinstance(s, int) and s == 0 else tuple(int(d) for d in s)
+
+
 def read_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
     """``(artifact_dir, metadata)`` from an artifact directory or its ``metadata.json``."""
     p = Path(path)
@@ -81,6 +88,7 @@ def read_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
     try:
         for v in (*meta["inputs"], *meta["outputs"]):
             str(v["name"]), str(v["type"]), [int(s) for s in v["base_shape"]]
+            sub_batch_shape(v)
         for t in meta["targets"]:
             str(t["device"]), str(t["dtype"]), dict(t["graphs"])
         for d in meta.get("derivatives", []):
@@ -139,6 +147,8 @@ class Model:
         self.output_types = {v["name"]: v["type"] for v in meta["outputs"]}
         self._in_base = {v["name"]: [int(s) for s in v["base_shape"]] for v in meta["inputs"]}
         self._out_base = {v["name"]: [int(s) for s in v["base_shape"]] for v in meta["outputs"]}
+        self._in_sub = {v["name"]: sub_batch_shape(v) for v in meta["inputs"]}
+        self._out_sub = {v["name"]: sub_batch_shape(v) for v in meta["outputs"]}
         self.derivatives = [(d["output"], d["input"]) for d in meta.get("derivatives", [])]
         # graph inputs after the model inputs, in metadata order: the promoted (-p,
         # "exposed") parameters and internal constants the compiler lifted
@@ -157,6 +167,15 @@ class Model:
     @property
     def output_base_shapes(self) -> list[tuple[int, ...]]:
         return [tuple(self._out_base[n]) for n in self.output_names]
+
+    @property
+    def input_sub_batch_shapes(self) -> list[tuple[int, ...]]:
+        """Per input, the fixed sub-batch shape between ``B`` and the base (often ``()``)."""
+        return [self._in_sub[n] for n in self.input_names]
+
+    @property
+    def output_sub_batch_shapes(self) -> list[tuple[int, ...]]:
+        return [self._out_sub[n] for n in self.output_names]
 
     @property
     def device(self) -> torch.device:
@@ -222,7 +241,7 @@ class Model:
         return dict(inputs)
 
     def forward(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
-        """``{output: (*B, *out_base)}`` for ``{input: (*B, *in_base)}``."""
+        """``{output: (*B, *out_sub, *out_base)}`` for ``{input: (*B, *in_sub, *in_base)}``."""
         return self._cpp.forward(self._check(inputs))
 
     __call__ = forward
@@ -230,7 +249,8 @@ class Model:
     def jacobian(
         self, inputs: Mapping[str, Any]
     ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
-        """Outputs and the compiled blocks ``J[out][in]`` at ``(*B, *out_base, *in_base)``."""
+        """Outputs and the compiled blocks ``J[out][in]`` at
+        ``(*B, *out_sub, *out_base, *in_sub, *in_base)``."""
         out, blocks = self._cpp.jacobian(self._check(inputs))
         known = [f"{o}:{i}" for o, i in self.derivatives]
         J = Jacobian(known)

@@ -70,6 +70,7 @@ class AOTIModel(Model):
         except FatalError as e:
             raise self.error(str(e), "artifact_path") from e
         where = str(p)
+        self._sub = {v["name"]: rt.sub_batch_shape(v) for v in (*meta["inputs"], *meta["outputs"])}
         for v in meta["inputs"]:
             self.declare_input(v["name"], _typ(v["type"], where))
         for v in meta["outputs"]:
@@ -103,10 +104,25 @@ class AOTIModel(Model):
                 f"{self._label()}: a compiled model takes no v= tangents; use jvp() or "
                 "jacobian() (the pairs compiled with neml2-compile -d)"
             )
-        raw = {n: x.data for n, x in zip(self.input_spec, inputs, strict=True)}
+        raw = {n: self._with_sub(n, x) for n, x in zip(self.input_spec, inputs, strict=True)}
         out = self.runtime.forward(raw)
-        typed = tuple(t(out[n]) for n, t in self.output_spec.items())
+        typed = tuple(t(out[n], len(self._sub[n])) for n, t in self.output_spec.items())
         return typed if len(typed) != 1 else typed[0]
+
+    def _with_sub(self, name: str, x) -> torch.Tensor:
+        """A typed input's data at ``(*B, *sub, *base)``: a value given without its
+        sub-batch axes (an initial condition such as ``Scalar(10.0)``) is broadcast."""
+        sub = self._sub[name]
+        if not sub or x.sub_batch_ndim == len(sub):
+            return x.data
+        if x.sub_batch_ndim:
+            raise FatalError(
+                f"{self._label()}: input '{name}' has sub-batch shape "
+                f"{tuple(x.sub_batch_shape)}; the artifact expects {sub}"
+            )
+        dyn = tuple(x.data.shape[: x.data.dim() - x.base_ndim])
+        base = tuple(x.base_shape)
+        return x.data.reshape(*dyn, *([1] * len(sub)), *base).expand(*dyn, *sub, *base)
 
     def _raw(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {n: x.data if isinstance(x, tensors.TensorWrapper) else x for n, x in inputs.items()}

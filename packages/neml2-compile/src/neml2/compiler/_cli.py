@@ -10,6 +10,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from neml2.compiler._compile import EXAMPLE_BATCH, compile_model, default_cache_dir
@@ -31,10 +32,25 @@ def compile_file(
     *output_dir* defaults to the input file's directory. Keyword arguments go to
     :func:`neml2.compiler.compile_model` (``cache_dir``, ``use_cache``, ``progress``...).
     """
-    from neml2.models import load_model
+    from neml2.models import load_input
 
-    model = load_model(path, options.model, overrides)
+    ctx = load_input(path, overrides)
+    if ctx.section("Models") is None:
+        raise FatalError(f"{path}: no [Models] section; cannot load model '{options.model}'")
+    model = ctx.top_model(options.model)
+    # [Settings]/example_batch_shape declares sub-batch shapes (the '; sub' part)
+    declared = {}
+    for name in (*model.input_spec, *model.output_spec):
+        shape = ctx.example_batch_shape(name)
+        if shape is not None and shape[1]:
+            declared[name] = tuple(shape[1])
+    if declared:
+        options = replace(options, sub_batch={**declared, **options.sub_batch})
     out = Path(output_dir) if output_dir is not None else Path(path).resolve().parent
+    from neml2 import hit
+
+    text = hit.render(ctx.root) + "\n# overrides: " + " ".join(overrides)
+    kwargs.setdefault("source_text", text)
     return compile_model(model, options, out, source=str(path), **kwargs)
 
 

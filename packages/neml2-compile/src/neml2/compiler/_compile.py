@@ -10,11 +10,15 @@
 Each ``.pt2`` is looked up in a content-addressed cache first: the key hashes
 the exported graph (its code, signature and every constant's bytes), the
 options that shape it, the target and the torch version, so an unchanged model
-recompiles in the seconds an export takes.
+recompiles in the seconds an export takes. When the model comes from an input file
+(``compile_file``), a *source key* (the rendered input, every parameter's bytes, the
+neml2 Python sources, the options) remembers which graph key it exported to, so an
+unchanged model skips even the export.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -31,12 +35,14 @@ import torch
 
 from neml2.compiler._graphs import ForwardGraph, JacobianGraph
 from neml2.compiler._options import CompileOptions, DerivativePair
+from neml2.compiler._sub_batch import infer_sub_batch, probe_inputs
+from neml2.compiler._subgraph_constants import inline_subgraph_constants
 from neml2.tensors import FatalError
 
 #: Bumped whenever the artifact layout or metadata keys change incompatibly.
 SCHEMA_VERSION = 1
 #: Bumped whenever the graphs built for the same model change (part of the cache key).
-GRAPH_VERSION = 2
+GRAPH_VERSION = 3
 #: Batch size of the example inputs (never 0 or 1: torch would specialise on it).
 EXAMPLE_BATCH = 8
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -166,14 +172,11 @@ def _tensor_entry(name: str, t: torch.Tensor, exposed: bool = True) -> dict[str,
 
 
 # ---------------------------------------------------------------------- export
-def example_inputs(model, batch: int, dtype: torch.dtype, device: str) -> list[torch.Tensor]:
-    """Deterministic, non-degenerate inputs at ``(batch, *base)``."""
-    g = torch.Generator().manual_seed(1234)
-    xs = []
-    for t in model.input_spec.values():
-        x = 1e-3 * (1.0 + torch.rand((batch, *t.BASE_SHAPE), generator=g, dtype=torch.float64))
-        xs.append(x.to(dtype=dtype, device=device))
-    return xs
+def example_inputs(
+    model, batch: int, dtype: torch.dtype, device: str, sub: dict | None = None
+) -> list[torch.Tensor]:
+    """Deterministic, non-degenerate inputs at ``(batch, *sub_batch, *base)``."""
+    return [x.data for x in probe_inputs(model, batch, sub or {}, dtype, device)]
 
 
 def export_graph(graph: torch.nn.Module, xs: list[torch.Tensor], params: list[torch.Tensor]):
@@ -194,7 +197,11 @@ def graph_key(ep, extra: dict[str, Any]) -> str:
     """Content hash of an exported program plus everything else that shapes its binary."""
     h = hashlib.sha256()
     h.update(json.dumps(extra, sort_keys=True).encode())
-    h.update(ep.graph_module.code.encode())
+    # the code of every subgraph too (while_loop bodies hold most of an implicit model)
+    for name, gm in sorted(ep.graph_module.named_modules(), key=lambda kv: kv[0]):
+        if isinstance(gm, torch.fx.GraphModule):
+            h.update(name.encode())
+            h.update(gm.code.encode())
     h.update(str(ep.graph_signature).encode())
     h.update(str(ep.range_constraints).encode())
     for name, t in sorted({**ep.state_dict, **ep.constants}.items()):
@@ -204,6 +211,34 @@ def graph_key(ep, extra: dict[str, Any]) -> str:
             h.update(f"{t.dtype}{tuple(t.shape)}".encode())
             h.update(t.numpy().tobytes() if t.numel() else b"")
     return h.hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=1)
+def _sources_digest() -> str:
+    """Hash of every Python source of the installed ``neml2`` namespace packages (a code
+    change anywhere in the library invalidates the source keys, not the graph keys)."""
+    import neml2
+
+    h = hashlib.sha256()
+    for root in sorted(str(p) for p in neml2.__path__):
+        for f in sorted(Path(root).rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def source_key(source_text: str, model, extra: dict[str, Any]) -> str:
+    """Key of one graph by what defines it, without exporting it."""
+    h = hashlib.sha256()
+    h.update(source_text.encode())
+    h.update(json.dumps(extra, sort_keys=True).encode())
+    h.update(_sources_digest().encode())
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    for name, t in sorted(state.items()):
+        t = t.detach().cpu().contiguous()
+        h.update(f"{name}{t.dtype}{tuple(t.shape)}".encode())
+        h.update(t.numpy().tobytes() if t.numel() else b"")
+    return "src-" + h.hexdigest()[:32]
 
 
 def _aoti(ep, path: Path) -> None:
@@ -225,12 +260,17 @@ def compile_model(
     output_dir: str | Path,
     *,
     source: str | None = None,
+    source_text: str | None = None,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     example_batch: int = EXAMPLE_BATCH,
     progress: Callable[[str], None] | None = None,
 ) -> CompileResult:
-    """Export and AOTI-compile *model* (a loaded ``neml2.models.Model``) into an artifact."""
+    """Export and AOTI-compile *model* (a loaded ``neml2.models.Model``) into an artifact.
+
+    *source_text*: the text that defined the model (``compile_file`` passes the rendered
+    input file); with it, an unchanged model is found in the cache without an export.
+    """
     if example_batch < 2:
         raise FatalError(
             f"--example-batch-shape {example_batch}: must be at least 2 (torch specialises "
@@ -242,6 +282,7 @@ def compile_model(
     art = out_dir / name
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     pairs = resolve_pairs(model, options.derivatives)
+    in_sub, out_sub = infer_sub_batch(model, options.sub_batch)
     promoted = resolve_parameters(model, options.parameters, name)
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     # Every other 0-dim parameter is a graph input too (not exposed by the runtimes):
@@ -251,9 +292,9 @@ def compile_model(
         n for n, t in state.items() if n not in promoted and t.dim() == 0 and t.is_floating_point()
     ]
     inputs_p = promoted + hidden
-    graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, inputs_p)}
+    graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, inputs_p, in_sub, out_sub)}
     if pairs:
-        graphs["jacobian"] = JacobianGraph(model, inputs_p, pairs)
+        graphs["jacobian"] = JacobianGraph(model, inputs_p, in_sub, out_sub, pairs)
 
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -264,11 +305,21 @@ def compile_model(
         "source": source,
         "batch": {"dynamic_axes": 1, "min": 1, "example": example_batch},
         "inputs": [
-            {"name": n, "type": _type_name(t), "base_shape": list(t.BASE_SHAPE), "sub_batch": 0}
+            {
+                "name": n,
+                "type": _type_name(t),
+                "base_shape": list(t.BASE_SHAPE),
+                "sub_batch": list(in_sub[n]),
+            }
             for n, t in model.input_spec.items()
         ],
         "outputs": [
-            {"name": n, "type": _type_name(t), "base_shape": list(t.BASE_SHAPE), "sub_batch": 0}
+            {
+                "name": n,
+                "type": _type_name(t),
+                "base_shape": list(t.BASE_SHAPE),
+                "sub_batch": list(out_sub[n]),
+            }
             for n, t in model.output_spec.items()
         ],
         "derivatives": [{"output": o, "input": i} for o, i in pairs],
@@ -309,37 +360,48 @@ def compile_model(
             m = model.to(dtype=dtype, device=device)
             for g in graphs.values():
                 g.model = m
-            xs = example_inputs(m, example_batch, dtype, device)
+            xs = example_inputs(m, example_batch, dtype, device, in_sub)
             st = {**dict(m.named_parameters()), **dict(m.named_buffers())}
             ps = [st[p].detach().clone() for p in inputs_p]
             for gname, graph in graphs.items():
-                say(f"[{name}] {device}/{dtype_name}/{gname}: exporting ...")
+                extra = {
+                    "graph": gname,
+                    "graph_version": GRAPH_VERSION,
+                    "device": device,
+                    "dtype": dtype_name,
+                    "torch": torch.__version__,
+                    "python": sys.version_info[:2],
+                    "pairs": pairs,
+                    "promoted": inputs_p,
+                }
+                skey = None
+                if use_cache and source_text is not None:
+                    skey = source_key(
+                        source_text,
+                        m,
+                        {**extra, "model": name, "batch": example_batch, "sub": in_sub},
+                    )
                 t0 = time.perf_counter()
-                with torch.no_grad():
-                    ep = export_graph(graph, xs, ps)
+                key = _read_key(cache / f"{skey}.key") if skey else None
+                ep = None
+                if key is None or not (cache / f"{key}.pt2").is_file():
+                    say(f"[{name}] {device}/{dtype_name}/{gname}: exporting ...")
+                    with torch.no_grad():
+                        ep = export_graph(graph, xs, ps)
+                    inline_subgraph_constants(ep, f"the {gname} graph of model '{name}'")
+                    key = graph_key(ep, extra)
                 t_export = time.perf_counter() - t0
-                key = graph_key(
-                    ep,
-                    {
-                        "graph": gname,
-                        "graph_version": GRAPH_VERSION,
-                        "device": device,
-                        "dtype": dtype_name,
-                        "torch": torch.__version__,
-                        "python": sys.version_info[:2],
-                        "pairs": pairs,
-                        "promoted": inputs_p,
-                    },
-                )
                 dest = target / f"{gname}.pt2"
                 cached = cache / f"{key}.pt2"
                 t0 = time.perf_counter()
                 hit = use_cache and cached.is_file()
                 if hit:
-                    say(f"[{name}] {device}/{dtype_name}/{gname}: cache hit ({key[:12]})")
+                    how = "no export" if ep is None else "exported"
+                    say(f"[{name}] {device}/{dtype_name}/{gname}: cache hit ({key[:12]}, {how})")
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(cached, dest)
                 else:
+                    assert ep is not None
                     say(f"[{name}] {device}/{dtype_name}/{gname}: AOT Inductor compile ...")
                     try:
                         _aoti(ep, dest)
@@ -354,6 +416,8 @@ def compile_model(
                         tmp = cache / f".{key}.{os.getpid()}.tmp"
                         shutil.copyfile(dest, tmp)
                         os.replace(tmp, cached)
+                if skey:
+                    _write_text(cache / f"{skey}.key", key)
                 t_compile = time.perf_counter() - t0
                 if not hit:
                     say(
@@ -393,6 +457,13 @@ def stub_text(name: str, meta: dict[str, Any]) -> str:
         "  []\n"
         "[]\n"
     )
+
+
+def _read_key(path: Path) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -50,6 +50,9 @@ class CompileOptions:
     parameters: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=lambda: ["cpu"])
     dtypes: list[str] = field(default_factory=lambda: ["float64"])
+    #: sub-batch shapes by variable name (``{"dislocation_density": (12,)}``; ``x`` also
+    #: covers its history ``x~1``); the rest are inferred (see ``_sub_batch``)
+    sub_batch: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.model:

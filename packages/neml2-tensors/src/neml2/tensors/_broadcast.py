@@ -128,6 +128,10 @@ def align(ws: tuple[TensorWrapper, ...], op: str = "operation") -> tuple[list[Du
 
 def _quick_check(ws, op: str) -> None:
     """Cheap path of :func:`check_broadcastable` for operands with equal sub-batch ndim."""
+    if _tracing():
+        # comparing symbolic batch sizes adds guards (e.g. batch != 12 against a per-slip
+        # axis) that torch.export rejects; torch checks the broadcast itself when tracing
+        return
     ref = None
     for w in ws:
         d = w.data
