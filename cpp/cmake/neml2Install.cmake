@@ -23,6 +23,16 @@ if(TARGET neml2_eager)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/eager/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endif()
 install(EXPORT neml2Targets NAMESPACE neml2:: DESTINATION ${NEML2_INSTALL_CMAKEDIR})
+if(TARGET neml2_mpi)
+  # libneml2_mpi (neml2::mpi) in its own export set: a consumer without MPI still gets the rest.
+  install(TARGETS neml2_mpi EXPORT neml2MPITargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/mpi/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(EXPORT neml2MPITargets NAMESPACE neml2:: DESTINATION ${NEML2_INSTALL_CMAKEDIR})
+endif()
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/FindTorchWheel.cmake DESTINATION ${NEML2_INSTALL_CMAKEDIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/neml2Config.cmake.in

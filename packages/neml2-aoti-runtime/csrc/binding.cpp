@@ -14,6 +14,8 @@
 namespace py = pybind11;
 using namespace neml2::aoti;
 
+void bind_dispatch(py::module_ & m); // dispatch.cpp: DispatchedModel
+
 PYBIND11_MODULE(_core, m)
 {
   m.doc() = "libneml2: runtime for compiled neml2 models";
@@ -74,8 +76,6 @@ PYBIND11_MODULE(_core, m)
       .def_property_readonly("variable_types", &Model::variable_types)
       .def_property_readonly("input_base_shapes", &Model::input_base_shapes)
       .def_property_readonly("output_base_shapes", &Model::output_base_shapes)
-      .def_property_readonly("input_sub_batch_shapes", &Model::input_sub_batch_shapes)
-      .def_property_readonly("output_sub_batch_shapes", &Model::output_sub_batch_shapes)
       .def_property_readonly("derivatives", &Model::derivatives)
       .def_property_readonly("device",
                              [](const Model & self)
@@ -95,6 +95,8 @@ PYBIND11_MODULE(_core, m)
              return self.named_parameters();
            })
       .def("set_parameter", &Model::set_parameter, py::arg("name"), py::arg("value"));
+
+  bind_dispatch(m);
 
   // Used by the tests to check the translation of each C++ error class.
   m.def(

@@ -14,19 +14,26 @@ from __future__ import annotations
 from pathlib import Path
 
 from neml2.aoti import _core
-from neml2.aoti._core import broadcast_batch_shape, check_torch_compatible, torch_version
-from neml2.aoti._model import SCHEMA_VERSION, Model, read_metadata, sub_batch_shape
+from neml2.aoti._core import (
+    DispatchedModel,
+    available_devices,
+    broadcast_batch_shape,
+    check_torch_compatible,
+    torch_version,
+)
+from neml2.aoti._model import SCHEMA_VERSION, Model, read_metadata
 
 __version__ = _core.version()
 
 __all__ = [
     "SCHEMA_VERSION",
+    "DispatchedModel",
     "Model",
+    "available_devices",
     "broadcast_batch_shape",
     "check_torch_compatible",
     "cmake_prefix_path",
     "read_metadata",
-    "sub_batch_shape",
     "torch_version",
 ]
 

@@ -1,0 +1,139 @@
+"""neml2.aoti.DispatchedModel (cpp-dispatch from Python) on the "wobble" artifact.
+
+The artifact comes from cpp/tests/make_dispatch_artifact.py (plain torch, cached
+.pt2 files under build/aoti-cache). With two CPU workers and every scheduler the
+results are bitwise those of one neml2.aoti.Model, for batch sizes that do not
+divide evenly; a failing chunk raises its own error class naming its range.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+from neml2.aoti import DispatchedModel, Model, available_devices
+from neml2.tensors import ConvergenceError, FatalError
+
+ROOT = Path(__file__).resolve().parents[3]
+_spec = importlib.util.spec_from_file_location(
+    "neml2_make_dispatch_artifact", ROOT / "cpp" / "tests" / "make_dispatch_artifact.py"
+)
+make_dispatch_artifact = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_dispatch_artifact)
+
+F64 = torch.float64
+SCHEDULERS = ["round-robin", "hybrid", "queue"]
+
+
+@pytest.fixture(scope="session")
+def wobble(tmp_path_factory) -> Path:
+    return make_dispatch_artifact.build(tmp_path_factory.mktemp("dispatch"))
+
+
+@pytest.fixture(scope="module")
+def reference(wobble) -> Model:
+    return Model(wobble)
+
+
+def _inputs(*batch, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return {
+        "x": torch.rand(batch, generator=g, dtype=F64),
+        "strain": torch.rand((*batch, 6), generator=g, dtype=F64) - 0.5,
+    }
+
+
+def _assert_identical(a: dict, b: dict) -> None:
+    assert set(a) == set(b)
+    for k in b:
+        if isinstance(b[k], dict):
+            _assert_identical(a[k], b[k])
+        else:
+            assert a[k].shape == b[k].shape, k
+            assert torch.equal(a[k], b[k]), k
+
+
+def test_surface(wobble, reference):
+    d = DispatchedModel(wobble)
+    assert d.input_names == reference.input_names == ["x", "strain"]
+    assert d.output_names == reference.output_names
+    assert d.input_base_shapes == reference.input_base_shapes == [(), (6,)]
+    assert d.output_base_shapes == reference.output_base_shapes
+    assert d.input_types == reference.input_types
+    assert d.derivatives == reference.derivatives
+    assert d.device == torch.device("cpu") and d.dtype == F64
+    assert d.path == Path(wobble)
+    assert [w[0] for w in d.workers] == ["cpu", "cpu"] and all(w[1] >= 1 for w in d.workers)
+    assert d.scheduler == "round-robin"
+    assert set(d.named_parameters()) == {"k"}
+    assert available_devices()[0] == "cpu"
+    assert "DispatchedModel" in repr(d)
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+@pytest.mark.parametrize("batch", [(1,), (7,), (1001,), (3, 5), ()])
+def test_identical_to_one_model(wobble, reference, scheduler, batch):
+    d = DispatchedModel(wobble, workers=["cpu", "cpu"], scheduler=scheduler, dtype=F64)
+    x = _inputs(*batch, seed=sum(batch) + 1)
+    _assert_identical(d.forward(x), reference.forward(x))
+    _assert_identical(d(x), reference.forward(x))
+    out, J = d.jacobian(x)
+    rout, rJ = reference.jacobian(x)
+    _assert_identical(out, rout)
+    _assert_identical(J, dict(rJ))
+    t = {"strain": torch.ones((*batch, 6), dtype=F64), "x": torch.ones(batch, dtype=F64)}
+    _assert_identical(d.jvp(x, t)[1], reference.jvp(x, t)[1])
+
+
+def test_options(wobble, reference):
+    x = _inputs(1001, seed=3)
+    ref = reference.forward(x)
+    q = DispatchedModel(wobble, workers=["cpu"] * 3, scheduler="queue", chunk_size=64)
+    _assert_identical(q.forward(x), ref)
+    h = DispatchedModel(wobble, scheduler="hybrid", weights=[1.0, 3.0], threads_per_worker=1)
+    assert [w[1] for w in h.workers] == [1, 1]
+    _assert_identical(h.forward(x), ref)
+
+
+def test_parameters_reach_every_worker(wobble):
+    d = DispatchedModel(wobble)
+    one = Model(wobble)
+    x = _inputs(1001, seed=4)
+    d.set_parameter("k", 3.0)
+    one.set_parameter("k", 3.0)
+    _assert_identical(d.forward(x), one.forward(x))
+    d.named_parameters()["k"].fill_(-1.0)  # in place, as neml2.aoti.Model
+    one.named_parameters()["k"].fill_(-1.0)
+    _assert_identical(d.forward(x), one.forward(x))
+    with pytest.raises(FatalError, match="no promoted parameter 'nu'"):
+        d.set_parameter("nu", 1.0)
+
+
+def test_failing_chunk_names_its_range(wobble):
+    x = _inputs(1001, seed=5)
+    x["x"][600] = -1.0  # the artifact reports x < 0 as a failed solve
+    d = DispatchedModel(wobble, scheduler="queue", chunk_size=100)
+    with pytest.raises(ConvergenceError, match=r"points \[600, 700\) of 1001 \(worker \d, cpu\)"):
+        d.forward(x)
+    with pytest.raises(ConvergenceError, match="did not converge at 1 of 100 points"):
+        d.jacobian(x)
+
+
+def test_bad_options(wobble):
+    with pytest.raises(FatalError, match="unknown scheduler 'fastest'"):
+        DispatchedModel(wobble, scheduler="fastest")
+    with pytest.raises(FatalError, match="worker 'gpu' is not a device"):
+        DispatchedModel(wobble, workers=["gpu"])
+    with pytest.raises(FatalError, match="at least one worker"):
+        DispatchedModel(wobble, workers=[])
+    with pytest.raises(FatalError, match="metadata.json not found"):
+        DispatchedModel(Path(wobble) / "missing")
+    d = DispatchedModel(wobble)
+    x = _inputs(7)
+    with pytest.raises(FatalError, match="unknown input 'strian'"):
+        d.forward({**x, "strian": x["strain"]})
+    with pytest.raises(FatalError, match="dtype float32"):
+        d.forward({k: v.float() for k, v in x.items()})
