@@ -76,6 +76,8 @@ PYBIND11_MODULE(_core, m)
       .def_property_readonly("variable_types", &Model::variable_types)
       .def_property_readonly("input_base_shapes", &Model::input_base_shapes)
       .def_property_readonly("output_base_shapes", &Model::output_base_shapes)
+      .def_property_readonly("input_sub_batch_shapes", &Model::input_sub_batch_shapes)
+      .def_property_readonly("output_sub_batch_shapes", &Model::output_sub_batch_shapes)
       .def_property_readonly("derivatives", &Model::derivatives)
       .def_property_readonly("device",
                              [](const Model & self)

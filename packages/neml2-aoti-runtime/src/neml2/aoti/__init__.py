@@ -21,7 +21,7 @@ from neml2.aoti._core import (
     check_torch_compatible,
     torch_version,
 )
-from neml2.aoti._model import SCHEMA_VERSION, Model, read_metadata
+from neml2.aoti._model import SCHEMA_VERSION, Model, read_metadata, sub_batch_shape
 
 __version__ = _core.version()
 
@@ -34,6 +34,7 @@ __all__ = [
     "check_torch_compatible",
     "cmake_prefix_path",
     "read_metadata",
+    "sub_batch_shape",
     "torch_version",
 ]
 
