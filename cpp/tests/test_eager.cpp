@@ -307,9 +307,11 @@ test_crystal(const std::string & reference)
     if (!got)
       continue;
     ++compared;
-    if (!close(*got, r.value))
+    // the same Python code on the same numbers (py-eager under no_grad, as cpp-eager runs)
+    const bool same = close(*got, r.value, 1e-12, 1e-14);
+    if (!same)
       std::cerr << "  crystal: " << r.kind << " " << r.name << " " << r.block << " differs\n";
-    CHECK(close(*got, r.value));
+    CHECK(same);
   }
   CHECK(compared == 4 + 4 + 4 * 7);
   CHECK(y.at("dislocation_density").sizes() == at::IntArrayRef({2, 12}));
