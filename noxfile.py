@@ -216,9 +216,21 @@ def _not_yet(session: nox.Session, issue: str) -> None:
 
 
 @nox.session
-def routes(session: nox.Session) -> None:
-    """Six-route conformance matrix (py-eager ... cpp-eager); not implemented yet."""
-    _not_yet(session, "issue #8")
+@nox.parametrize(
+    "route",
+    ["all", "py-eager", "py-jit", "py-aoti", "cpp-aoti", "cpp-dispatch", "cpp-eager"],
+    ids=["all", "py-eager", "py-jit", "py-aoti", "cpp-aoti", "cpp-dispatch", "cpp-eager"],
+)
+def routes(session: nox.Session, route: str) -> None:
+    """Six-route conformance matrix vs py-eager; one route: nox -s "routes(cpp-eager)"."""
+    # `nox -s routes` selects every variant: the matrix runs once, in routes(all)
+    requested = session._runner.global_config.sessions or nox.options.sessions or []
+    if route != "all" and "routes" in requested:
+        session.skip(f"route {route} runs within routes(all)")
+    _sync(session, "--all-packages")
+    tests = ROOT / "tests-integration" / "routes"
+    env = {"NEML2_ROUTES": route}
+    session.run("python", "-m", "pytest", str(tests), "-q", *session.posargs, env=env)
 
 
 @nox.session

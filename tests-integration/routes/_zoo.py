@@ -1,0 +1,151 @@
+"""The model zoo of the route matrix: one input file per model, random valid inputs.
+
+Inputs are raw name-keyed tensors ``(n, *sub_batch, *base)``: one step (``t~1 = 0``,
+``t = dt``) from a small, consistent previous state, strains of a few 1e-3 so the
+implicit models take a plastic step and their Newton solves converge.
+The files in ``zoo/`` are copies of the reference library's inputs (see zoo/README.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+ZOO = Path(__file__).resolve().parent / "zoo"
+F64 = torch.float64
+
+
+@dataclass(frozen=True)
+class Case:
+    """One zoo model.
+
+    *sub_batch*: input name -> sub-batch shape of its raw tensor (per-slip, per-grain).
+    *pairs*: the ``-d OUT:IN`` Jacobian pairs compiled for the AOTI routes (compile
+    time grows with them); the jvp tangents are set on the inputs these pairs name.
+    """
+
+    name: str
+    file: Path
+    make: Callable[[int, torch.Generator], dict[str, torch.Tensor]]
+    pairs: tuple[str, ...]
+    sub_batch: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    model: str = "model"
+
+    def inputs(self, n: int, seed: int = 0) -> dict[str, torch.Tensor]:
+        return self.make(n, torch.Generator().manual_seed(1000 * seed + n))
+
+    @property
+    def jvp_inputs(self) -> list[str]:
+        return sorted({p.split(":")[1] for p in self.pairs})
+
+    def tangents(self, n: int, seed: int = 1) -> dict[str, torch.Tensor]:
+        x = self.inputs(n, seed=seed)
+        g = torch.Generator().manual_seed(7 + n)
+        return {k: torch.rand(x[k].shape, generator=g, dtype=F64) - 0.5 for k in self.jvp_inputs}
+
+
+def _r(g, n, *shape, scale=1.0):
+    return scale * (torch.rand(n, *shape, generator=g, dtype=F64) - 0.5)
+
+
+def _step(n, dt):
+    return {"t": torch.full((n,), dt, dtype=F64), "t~1": torch.zeros(n, dtype=F64)}
+
+
+def _elasticity(n, g):
+    return {"strain": _r(g, n, 6, scale=2e-3)}
+
+
+def _j2(n, g):
+    return {
+        "E": _r(g, n, 6, scale=0.04),
+        "plastic_strain~1": _r(g, n, 6, scale=1e-3),
+        "equivalent_plastic_strain~1": 1e-3 * torch.rand(n, generator=g, dtype=F64),
+        "flow_rate~1": torch.zeros(n, dtype=F64),
+        **_step(n, 1.0),
+    }
+
+
+def _viscoplastic(n, g, backstresses=()):
+    e1 = _r(g, n, 6, scale=0.004)
+    x = {
+        "E~1": e1,
+        "E": e1 + _r(g, n, 6, scale=0.02),
+        "stress~1": _r(g, n, 6, scale=50.0),
+        "equivalent_plastic_strain~1": 1e-3 * torch.rand(n, generator=g, dtype=F64),
+        **_step(n, 1.0),
+    }
+    for b in backstresses:
+        x[b] = _r(g, n, 6, scale=5.0)
+    return x
+
+
+def _crystal(n, g):
+    d = torch.tensor([0.1, -0.05, -0.05, 0.0, 0.0, 0.0], dtype=F64)
+    return {
+        "deformation_rate": d + _r(g, n, 6, scale=0.05),
+        "vorticity": torch.tensor([0.1, -0.05, -0.05], dtype=F64) + _r(g, n, 3, scale=0.05),
+        "dislocation_density~1": 10.0 + _r(g, n, 12, scale=4.0),
+        "elastic_strain~1": _r(g, n, 6, scale=1e-3),
+        "orientation~1": _r(g, n, 3, scale=0.5),
+        **_step(n, 0.05),
+    }
+
+
+_GRAINS = 5
+
+
+def _taylor(n, g):
+    control = torch.tensor([1.0, 0, 0, 0, 0, 0], dtype=F64).expand(n, 6).clone()
+    return {
+        "control": control,
+        "prescribed": torch.tensor([1e-3, 0, 0, 0, 0, 0], dtype=F64) + _r(g, n, 6, scale=2e-4),
+        "vorticity": _r(g, n, 3, scale=1e-3),
+        "slip_hardening~1": 5.0 * torch.rand(n, _GRAINS, generator=g, dtype=F64),
+        "elastic_strain~1": _r(g, n, _GRAINS, 6, scale=1e-4),
+        "orientation~1": _r(g, n, _GRAINS, 3, scale=0.8),
+        "deformation_rate~1": _r(g, n, 6, scale=1e-4),
+        "target_cauchy_stress~1": _r(g, n, 6, scale=1.0),
+        **_step(n, 0.5),
+    }
+
+
+CASES: dict[str, Case] = {
+    c.name: c
+    for c in (
+        Case("elasticity", ZOO / "elasticity.i", _elasticity, ("stress:strain",)),
+        Case("j2_isoharden", ZOO / "j2_isoharden.i", _j2, ("stress:E",)),
+        Case(
+            "chaboche",
+            ZOO / "chaboche.i",
+            lambda n, g: _viscoplastic(n, g, ("X1~1", "X2~1")),
+            ("stress:E",),
+        ),
+        Case("perzyna", ZOO / "perzyna.i", _viscoplastic, ("stress:E",)),
+        Case(
+            "crystal_per_slip",
+            ZOO / "crystal_per_slip.i",
+            _crystal,
+            (
+                "cauchy_stress:deformation_rate",
+                "dislocation_density:dislocation_density~1",
+                "dislocation_density:deformation_rate",
+            ),
+            sub_batch={"dislocation_density~1": (12,)},
+        ),
+        Case(
+            "taylor",
+            ZOO / "taylor.i",
+            _taylor,
+            ("mixed_state:prescribed", "elastic_strain:prescribed"),
+            sub_batch={
+                "slip_hardening~1": (_GRAINS,),
+                "elastic_strain~1": (_GRAINS,),
+                "orientation~1": (_GRAINS,),
+            },
+        ),
+    )
+}

@@ -1,0 +1,69 @@
+"""Session fixtures of the route matrix: one AOTI artifact per zoo model, one adapter
+per (route, model), built on first use and shared by every test of the session.
+
+AOTI graphs come from the content-hashed cache in build/aoti-cache when an earlier
+session built them (a cold compile of an implicit model takes minutes).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _adapters import FACTORIES
+from _zoo import CASES
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / "build" / "aoti-cache"
+
+
+def compile_artifact(case, outdir: Path):
+    """``neml2-compile`` of *case* with its Jacobian pairs (CPU, float64)."""
+    from neml2.compiler import CompileOptions, compile_file
+
+    opts = CompileOptions.from_strings(case.model, list(case.pairs), [])
+    return compile_file(case.file, opts, outdir / case.name, cache_dir=CACHE)
+
+
+@pytest.fixture(scope="session")
+def artifacts(tmp_path_factory):
+    """``artifacts(model_name) -> CompileResult``, compiled once per session."""
+    root = tmp_path_factory.mktemp("routes-artifacts")
+    done: dict = {}
+
+    def get(name: str):
+        if name not in done:
+            try:
+                done[name] = compile_artifact(CASES[name], root)
+            except Exception as e:  # remembered: every route of this model fails the same way
+                done[name] = e
+        if isinstance(done[name], Exception):
+            raise done[name]
+        return done[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def route_models(artifacts):
+    """``route_models(route, model) -> adapter``, one per pair and session."""
+    made: dict = {}
+
+    def get(route: str, name: str):
+        key = (route, name)
+        if key not in made:
+            factory, needs_artifact = FACTORIES[route]
+            case = CASES[name]
+            try:
+                made[key] = factory(case, artifacts(name) if needs_artifact else None)
+            except Exception as e:
+                made[key] = e
+        if isinstance(made[key], Exception):
+            raise made[key]
+        return made[key]
+
+    return get
