@@ -1,6 +1,6 @@
 """The eager Jacobian assembly of ImplicitUpdate against the traced one and finite differences.
 
-Eagerly, ``∂r/∂u`` is written block by block into one column-major matrix; traced
+Eagerly, ``∂r/∂u`` is written block by block into one seed-major buffer; traced
 graphs concatenate the blocks (``Layout.block_rows``). Both must agree exactly, with
 structural-zero blocks (a back stress residual does not depend on the other back
 stress) and Scalar unknowns (no base axes) in the system.
@@ -182,7 +182,7 @@ def test_eager_assembly_equals_block_rows(update, monkeypatch):
     fn, u0, datas, _ = _residual_and_jacobian(update)
     r, J = fn(u0, *datas)
     assert J.shape == (4, 19, 19)
-    assert J.mT.is_contiguous()  # column-major per point: what LAPACK factors
+    assert J.movedim(-1, 0).is_contiguous()  # a view of the seed-major buffer
     monkeypatch.setattr(iu, "_tracing", lambda: True)
     r_ref, J_ref = fn(u0, *datas)
     torch.testing.assert_close(r, r_ref, rtol=0, atol=0)

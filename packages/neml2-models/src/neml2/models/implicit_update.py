@@ -43,10 +43,11 @@ def _tracing() -> bool:
 def _jacobian(rlay: Layout, tangents, ulay: Layout, batch, like: torch.Tensor) -> torch.Tensor:
     """``∂r/∂u`` at ``(*batch, n_r, n_u)`` from the residuals' tangents on the unknown seeds.
 
-    Eagerly, each block is copied once into a preallocated matrix stored column-major
-    per batch point: no intermediate concatenations, and the layout LAPACK factors in,
-    so the linear solve copies it without transposing. Traced graphs keep
-    :meth:`Layout.block_rows` (concatenation, which Inductor fuses).
+    Eagerly, each block is copied once into a preallocated matrix laid out seed-major,
+    ``(n_u, *batch, n_r)`` (the layout of the tangents themselves, so every copy is a
+    plain strided copy), and returned as a permuted view: no intermediate
+    concatenations. Traced graphs keep :meth:`Layout.block_rows` (concatenation,
+    which Inductor fuses).
     """
     if _tracing():
         return rlay.block_rows(tangents, ulay, batch, like, prefix=_SEED)
@@ -57,17 +58,17 @@ def _jacobian(rlay: Layout, tangents, ulay: Layout, batch, like: torch.Tensor) -
             t = row.get(_SEED + c.name)
             if t is not None:
                 blocks.append((s, r0, c, c0, t.data))
-    shape = (*batch, ulay.size, rlay.size)
+    shape = (ulay.size, *batch, rlay.size)
     if len(blocks) == len(rlay.slots) * len(ulay.slots):
-        jt = like.new_empty(shape)
+        buf = like.new_empty(shape)
     else:
-        jt = like.new_zeros(shape)
+        buf = like.new_zeros(shape)
     for s, r0, c, c0, d in blocks:
-        # d: (K = c.size, *batch', *sub_r, *base_r) -> jt[..., c0 + k, r0 + (sub_r, base_r)]
-        dst = jt[..., c0 : c0 + c.size, r0 : r0 + s.size]
+        # d: (K = c.size, *batch', *sub_r, *base_r) -> buf[c0 + k, ..., r0 + (sub_r, base_r)]
+        dst = buf[c0 : c0 + c.size, ..., r0 : r0 + s.size]
         dst = dst.unflatten(-1, s.trailing) if s.trailing else dst.squeeze(-1)
-        dst.copy_(d.expand(c.size, *batch, *s.trailing).movedim(0, len(batch)))
-    return jt.mT
+        dst.copy_(d.expand(c.size, *batch, *s.trailing))
+    return buf.movedim(0, -1)
 
 
 @register()
