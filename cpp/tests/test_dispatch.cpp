@@ -49,12 +49,17 @@ same(const TensorMap & a, const TensorMap & b)
   return true;
 }
 
+/// x at batch `xb`; strain and the per-slip input slip (sub-batch 3) at batch `eb`.
 TensorMap
 inputs(std::vector<int64_t> xb, std::vector<int64_t> eb, uint64_t seed)
 {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  auto sb = eb;
   eb.push_back(6);
-  return {{"x", at::rand(xb, gen, F64)}, {"strain", at::rand(eb, gen, F64) - 0.5}};
+  sb.push_back(3);
+  return {{"x", at::rand(xb, gen, F64)},
+          {"strain", at::rand(eb, gen, F64) - 0.5},
+          {"slip", at::rand(sb, gen, F64)}};
 }
 
 /// forward, jvp (both tangents, one tangent) and jacobian agree with `ref`.
@@ -93,6 +98,11 @@ check_same(DispatchedModel & d,
   auto [o5, v5] = d.jvp(x, {{"strain", t.at("strain")}});
   auto [o6, v6] = ref.jvp(x, {{"strain", t.at("strain")}});
   CHECK(same(v5, v6));
+  // the sub-batch input: only g has its block
+  const auto ts = at::rand(x.at("slip").sizes(), gen, F64);
+  auto [o7, v7] = d.jvp(x, {{"slip", ts}});
+  auto [o8, v8] = ref.jvp(x, {{"slip", ts}});
+  CHECK(v7.size() == 1 && v7.count("g") && same(v7, v8));
   note("jvp");
   std::cout << "\n";
   // chunk boundaries on multiples of CHUNK_ALIGNMENT: the very same bits
@@ -303,17 +313,17 @@ test_errors(const std::string & art)
 {
   DispatchedModel d(art, {"cpu", "cpu"});
   const auto x = inputs({7}, {7}, 41);
-  CHECK_THROWS(FatalError, d.forward({{"x", x.at("x")}}), "missing input 'strain'");
+  CHECK_THROWS(FatalError, d.forward({{"x", x.at("x")}}), "missing input 'slip'");
+  auto typo = x, f32 = x, b3 = x, slip2 = x;
+  typo["strian"] = x.at("strain");
+  f32["x"] = x.at("x").to(at::kFloat);
+  b3["x"] = at::rand({3}, F64);
+  slip2["slip"] = at::rand({7, 2}, F64);
+  CHECK_THROWS(FatalError, d.forward(typo), "unknown input 'strian'");
   CHECK_THROWS(
-      FatalError,
-      d.forward({{"x", x.at("x")}, {"strain", x.at("strain")}, {"strian", x.at("strain")}}),
-      "unknown input 'strian'");
-  CHECK_THROWS(FatalError,
-               d.forward({{"x", x.at("x").to(at::kFloat)}, {"strain", x.at("strain")}}),
-               "input 'x' has dtype float32 but the model runs in float64");
-  CHECK_THROWS(FatalError,
-               d.forward({{"x", at::rand({3}, F64)}, {"strain", x.at("strain")}}),
-               "does not broadcast");
+      FatalError, d.forward(f32), "input 'x' has dtype float32 but the model runs in float64");
+  CHECK_THROWS(FatalError, d.forward(b3), "does not broadcast");
+  CHECK_THROWS(FatalError, d.forward(slip2), "input 'slip' has shape (7, 2)");
   CHECK_THROWS(FatalError, d.jvp(x, {{"y", x.at("x")}}), "tangent for unknown input 'y'");
   CHECK_THROWS(FatalError, d.jvp(x, {{"strain", at::rand({3, 6}, F64)}}), "tangent of strain");
   CHECK_THROWS(FatalError, DispatchedModel(art, {}), "at least one worker");

@@ -36,9 +36,12 @@ TensorMap
 inputs(std::vector<int64_t> batch, uint64_t seed)
 {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  auto eb = batch;
+  auto eb = batch, sb = batch;
   eb.push_back(6);
-  return {{"x", at::rand(batch, gen, F64)}, {"strain", at::rand(eb, gen, F64) - 0.5}};
+  sb.push_back(3); // slip: a sub-batch axis of 3
+  return {{"x", at::rand(batch, gen, F64)},
+          {"strain", at::rand(eb, gen, F64) - 0.5},
+          {"slip", at::rand(sb, gen, F64)}};
 }
 
 void
@@ -107,7 +110,8 @@ main(int argc, char ** argv)
     CHECK_THROWS(ConvergenceError, d.jacobian(bad), "did not converge at 1 of 489 points");
     // bad input on the root: a FatalError on every rank
     const auto ok = inputs({7}, 7);
-    TensorMap typo = {{"x", ok.at("x")}, {"strain", ok.at("strain")}, {"strian", ok.at("x")}};
+    auto typo = ok;
+    typo["strian"] = ok.at("x");
     CHECK_THROWS(FatalError, d.forward(root ? typo : TensorMap{}), "unknown input 'strian'");
     CHECK_THROWS(
         FatalError, d.jvp(ok, root ? TensorMap{{"y", ok.at("x")}} : TensorMap{}), "tangent for");

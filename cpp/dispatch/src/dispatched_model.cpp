@@ -206,6 +206,8 @@ struct DispatchedModel::Impl
   c10::Device home = c10::Device("cpu");
   c10::ScalarType dtype = at::kDouble;
   TensorMap params;
+  /// what every input tensor ends in: (*sub_batch, *base)
+  std::map<std::string, Shape> trail;
   std::mutex call;
 
   Model & front() { return *workers.front().model; }
@@ -446,6 +448,12 @@ DispatchedModel::DispatchedModel(const std::string & path,
     m.workers.push_back(std::move(w));
   }
   m.dtype = m.front().dtype();
+  for (const auto & [k, base] : m.front().input_base_shapes())
+  {
+    Shape t = m.front().input_sub_batch_shapes().at(k);
+    t.insert(t.end(), base.begin(), base.end());
+    m.trail[k] = t;
+  }
   for (const auto & [k, v] : m.front().named_parameters())
     m.params[k] = v.to(m.home).clone();
   m.pool = std::make_unique<detail::WorkerPool>(m.workers.size(),
@@ -465,7 +473,7 @@ DispatchedModel::forward(const TensorMap & inputs)
   auto & m = *_impl;
   std::lock_guard<std::mutex> lock(m.call);
   m.check(inputs);
-  const auto & bases = m.front().input_base_shapes();
+  const auto & bases = m.trail; // (*sub_batch, *base) per input
   const Shape batch = broadcast_batch_shape(inputs, bases);
   const int64_t n = numel(batch);
   if (n == 0)
@@ -487,7 +495,7 @@ DispatchedModel::jacobian(const TensorMap & inputs)
   auto & m = *_impl;
   std::lock_guard<std::mutex> lock(m.call);
   m.check(inputs);
-  const auto & bases = m.front().input_base_shapes();
+  const auto & bases = m.trail; // (*sub_batch, *base) per input
   const Shape batch = broadcast_batch_shape(inputs, bases);
   const int64_t n = numel(batch);
   if (n == 0 || m.front().derivatives().empty()) // the latter: Model says what to recompile
@@ -513,7 +521,7 @@ DispatchedModel::jvp(const TensorMap & inputs, const TensorMap & tangents)
   auto & m = *_impl;
   std::lock_guard<std::mutex> lock(m.call);
   m.check(inputs);
-  const auto & bases = m.front().input_base_shapes();
+  const auto & bases = m.trail; // (*sub_batch, *base) per input
   for (const auto & [k, t] : tangents)
     if (!bases.count(k))
       return m.front().jvp(inputs, tangents); // Model names the unknown tangent
@@ -571,6 +579,18 @@ const std::map<std::string, Shape> &
 DispatchedModel::output_base_shapes() const
 {
   return _impl->front().output_base_shapes();
+}
+
+const std::map<std::string, Shape> &
+DispatchedModel::input_sub_batch_shapes() const
+{
+  return _impl->front().input_sub_batch_shapes();
+}
+
+const std::map<std::string, Shape> &
+DispatchedModel::output_sub_batch_shapes() const
+{
+  return _impl->front().output_sub_batch_shapes();
 }
 
 const std::vector<std::pair<std::string, std::string>> &

@@ -214,6 +214,8 @@ struct DistributedModel::Impl
   std::unique_ptr<aoti::DispatchedModel> local;
   std::vector<double> weights;
   std::map<std::string, Shape> param_shapes;
+  /// what every input tensor ends in: (*sub_batch, *base)
+  std::map<std::string, Shape> trail;
 
   at::TensorOptions options() const { return at::TensorOptions().dtype(local->dtype()); }
 
@@ -240,7 +242,7 @@ struct DistributedModel::Impl
                 TensorMap & flat_tan,
                 int64_t & mask) const
   {
-    const auto & bases = local->input_base_shapes();
+    const auto & bases = trail;
     const auto & names = local->input_names();
     for (const auto & [name, v] : inputs)
       if (v.defined())
@@ -349,7 +351,7 @@ struct DistributedModel::Impl
     std::vector<int64_t> begin, count;
     split(n, begin, count);
     const auto & names = local->input_names();
-    const auto & bases = local->input_base_shapes();
+    const auto & bases = trail;
     TensorMap in, tan;
     for (std::size_t i = 0; i < names.size(); ++i)
     {
@@ -464,6 +466,12 @@ DistributedModel::DistributedModel(const std::string & path,
         path, options.workers, options.scheduler, "cpu", dtype, local);
     for (const auto & [k, v] : m.local->named_parameters())
       m.param_shapes[k] = v.sizes().vec();
+    for (const auto & [k, base] : m.local->input_base_shapes())
+    {
+      Shape t = m.local->input_sub_batch_shapes().at(k);
+      t.insert(t.end(), base.begin(), base.end());
+      m.trail[k] = t;
+    }
   }
   catch (...)
   {

@@ -58,6 +58,9 @@ public:
   const std::map<std::string, std::string> & variable_types() const;
   const std::map<std::string, Shape> & input_base_shapes() const;
   const std::map<std::string, Shape> & output_base_shapes() const;
+  /// Sub-batch shapes, as Model's: tensors are (*B, *sub_batch, *base).
+  const std::map<std::string, Shape> & input_sub_batch_shapes() const;
+  const std::map<std::string, Shape> & output_sub_batch_shapes() const;
   const std::vector<std::pair<std::string, std::string>> & derivatives() const;
   /// Where inputs are expected and outputs returned.
   c10::Device device() const;
