@@ -140,3 +140,50 @@ def test_errors(eager):
     with pytest.raises(ConvergenceError) as e:
         j2.forward(x)
     assert e.value.recoverable
+
+
+TAYLOR = (
+    ROOT.parent
+    / "shared"
+    / "conformance"
+    / "regression"
+    / "solid_mechanics"
+    / "crystal_plasticity"
+    / "taylor"
+    / "model.i"
+)
+
+
+@needs_models
+@pytest.mark.skipif(not TAYLOR.is_file(), reason="../shared/conformance is not available")
+def test_taylor_grains_given_as_sub_batch(eager):
+    """Grains as a sub-batch axis named at load (the file declares none): = py-eager."""
+    import neml2
+
+    grains = {"slip_hardening": 1, "elastic_strain": 1, "orientation": 1}
+    m = eager.Model(str(TAYLOR), "model", sub_batch_ndim=grains)
+    assert m.input_sub_batch_ndim == {f"{n}~1": 1 for n in grains}
+    ref = neml2.load_model(TAYLOR, "model")
+    g = torch.Generator().manual_seed(5)
+    x = {
+        "control": torch.tensor([[1.0, 0, 0, 0, 0, 0]], dtype=F64),
+        "prescribed": torch.tensor([[1e-3, 0, 0, 0, 0, 0]], dtype=F64),
+        "vorticity": torch.zeros(1, 3, dtype=F64),
+        "slip_hardening~1": torch.zeros(1, 5, dtype=F64),
+        "t": torch.full((1,), 0.5, dtype=F64),
+        "t~1": torch.zeros(1, dtype=F64),
+        "elastic_strain~1": torch.zeros(1, 5, 6, dtype=F64),
+        "orientation~1": 0.5 * torch.rand(1, 5, 3, generator=g, dtype=F64),
+        "deformation_rate~1": torch.zeros(1, 6, dtype=F64),
+        "target_cauchy_stress~1": torch.zeros(1, 6, dtype=F64),
+    }
+    typed = {n: ref.input_spec[n](v, 1) if n.split("~")[0] in grains else v for n, v in x.items()}
+    with torch.no_grad():
+        y_ref, J_ref = ref.jacobian(typed)
+    y, J = m.jacobian(x)
+    assert y["orientation"].shape == (1, 5, 3)
+    for n, v in y_ref.items():
+        torch.testing.assert_close(y[n], v, rtol=1e-12, atol=1e-14)
+    for o, row in J_ref.items():
+        for i, b in row.items():
+            torch.testing.assert_close(J[o][i], b, rtol=1e-12, atol=1e-14)
