@@ -3,13 +3,17 @@
 Run by ``run.py`` with the workspace's Python, one process per (workload, route), so
 each has its own peak-memory account. Routes: py-eager (``neml2.load_model``), py-jit
 (``neml2.compile(model)`` where it exists), py-aoti (``neml2.compiler.compile_file`` ->
-``neml2.aoti.Model``).
+``neml2.aoti.Model``), cpp-aoti (the C++ program of ``benchmarks/aoti/cpp`` on the same
+artifact: evaluations only) and cpp-dispatch (``neml2.aoti.DispatchedModel``, one CPU
+worker per core, called through its binding).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -70,6 +74,80 @@ def _compile(w, a, rows):
     return res.artifact_dir
 
 
+def _save_inputs(stem: Path, x: dict) -> None:
+    """The C++ program's input format: ``stem.json`` ({"tensors": {"input/<name>":
+    {shape, offset}}}, offsets in float64 elements) + ``stem.bin`` (raw float64)."""
+    import torch
+
+    index, chunks, offset = {}, [], 0
+    for name, t in x.items():
+        t = t.to(torch.float64).contiguous()
+        index[f"input/{name}"] = {"shape": list(t.shape), "offset": offset}
+        chunks.append(t.numpy().astype("<f8").tobytes())
+        offset += t.numel()
+    stem.with_suffix(".bin").write_bytes(b"".join(chunks))
+    stem.with_suffix(".json").write_text(json.dumps({"tensors": index}))
+
+
+def _cpp_caller(a, artifact: Path):
+    """``call(x)`` runs the C++ program on inputs *x*: it loads the artifact, calls
+    ``neml2::aoti::Model::forward`` once to warm up and then ``repeat`` times, and
+    prints the median; the caller's own clock is not used (see measure_batch)."""
+
+    def call(x, repeat=1):
+        stem = a.work_dir / "inputs"
+        _save_inputs(stem, x)
+        out = subprocess.run(
+            [str(a.cpp_exe), str(artifact), str(stem), str(repeat)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])["forward_us"] * 1e-6
+
+    return call
+
+
+def _measure_cpp(w, a, adapter, b: int) -> list[dict]:
+    """cpp-aoti: median per-call time reported by the C++ program (no transient run)."""
+    hist = history(w, b, max(a.steps, 100))
+    st = M.Stepper(adapter, hist, initial_state(w, b), w.state_sub_batch, b)
+    x = st.first_step_inputs()
+    first = adapter.call(x, 1)
+    repeat = a.latency_repeats if b == 1 else a.repeats
+    repeat = max(1, min(repeat, int(a.eval_budget / max(first, 1e-6))))
+    med = adapter.call(x, repeat)
+    rows = [
+        M.row(
+            SIDE,
+            w.name,
+            "cpp-aoti",
+            b,
+            "eval_points_per_s",
+            b / med,
+            n=repeat,
+            unit="points/s",
+            note="median reported by the C++ program",
+        ),
+        M.row(SIDE, w.name, "cpp-aoti", b, "eval_time_s", med, n=repeat, unit="s"),
+        M.row(
+            SIDE,
+            w.name,
+            "cpp-aoti",
+            b,
+            "transient_points_per_s",
+            unit="point-steps/s",
+            status="not measured",
+            note="the C++ program times single evaluations",
+        ),
+    ]
+    if b == 1:
+        rows.append(
+            M.row(SIDE, w.name, "cpp-aoti", b, "latency_us", med * 1e6, n=repeat, unit="us")
+        )
+    return rows
+
+
 def main() -> int:
     a = parser(__doc__.splitlines()[0]).parse_args()
     a.work_dir.mkdir(parents=True, exist_ok=True)
@@ -124,6 +202,22 @@ def main() -> int:
 
             artifact = M.compiled(w, a, rows, lambda r: _compile(w, a, r), "cold")
             adapter = RawAdapter(AOTIModel(artifact))
+        elif a.route == "cpp-dispatch":
+            # neml2::aoti::DispatchedModel through its binding: the call runs in C++ (GIL
+            # released), the batch split over one CPU worker per core
+            from neml2.aoti import DispatchedModel
+
+            artifact = M.compiled(w, a, [], lambda r: _compile(w, a, r), "cached")
+            workers = ["cpu"] * max(1, os.cpu_count() or 1)
+            adapter = RawAdapter(DispatchedModel(str(artifact), workers=workers))
+        elif a.route == "cpp-aoti":
+            from neml2.aoti import Model as AOTIModel
+
+            if a.cpp_exe is None or not a.cpp_exe.is_file():
+                raise FileNotFoundError("no C++ timing program (benchmarks/aoti/cpp) was built")
+            artifact = M.compiled(w, a, [], lambda r: _compile(w, a, r), "cached")
+            adapter = RawAdapter(AOTIModel(artifact))  # inputs' names and shapes only
+            adapter.call = _cpp_caller(a, artifact)
         else:
             raise SystemExit(f"unknown route {a.route}")
     except Exception as e:  # a route that cannot build this workload: record it
@@ -158,10 +252,13 @@ def main() -> int:
         try:
             # the history always has >= 100 increments (step sizes as in the reference
             # benchmarks); a transient run takes the first --steps of them
-            hist = history(w, b, max(a.steps, 100))
-            rows = M.measure_batch(
-                SIDE, w.name, a.route, adapter, w, b, hist, initial_state(w, b), a
-            )
+            if a.route == "cpp-aoti":
+                rows = _measure_cpp(w, a, adapter, b)
+            else:
+                hist = history(w, b, max(a.steps, 100))
+                rows = M.measure_batch(
+                    SIDE, w.name, a.route, adapter, w, b, hist, initial_state(w, b), a
+                )
             last = (b, next(r["value"] for r in rows if r["metric"] == "eval_time_s"))
         except Exception as e:
             msg = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"

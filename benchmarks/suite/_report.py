@@ -9,7 +9,9 @@ from _workloads import WORKLOADS, points_label
 
 #: bytes one elasticity update must move: read strain + write stress, 6 float64 each
 ELASTICITY_BYTES = 96
-PY_ROUTES = ["py-eager", "py-jit", "py-aoti"]
+ROUTES = ["py-eager", "py-jit", "py-aoti", "cpp-aoti", "cpp-dispatch"]
+#: routes of ours only (the reference runs py-eager and py-aoti)
+OURS_ONLY = ["py-jit", "cpp-aoti", "cpp-dispatch"]
 
 
 def _index(rows: list[dict]) -> dict:
@@ -82,8 +84,8 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
         for route in ("py-eager", "py-aoti"):
             head += f" ours {route} | reference {route} | ratio |"
             sep += "---:|---:|---:|"
-        head += " ours py-jit |"
-        sep += "---:|"
+        head += "".join(f" ours {r} |" for r in OURS_ONLY)
+        sep += "---:|" * len(OURS_ONLY)
         md += [head, sep]
         for w in _workloads(rows):
             for b in batches:
@@ -112,8 +114,10 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
                             "reference_status": _st(r),
                         }
                     )
-                j = idx.get(("ours", w, "py-jit", b, metric))
-                cells.append(_fmt(j))
+                for extra in OURS_ONLY:
+                    j = idx.get(("ours", w, extra, b, metric))
+                    have |= j is not None
+                    cells.append(_fmt(j) + _spread(j))
                 if have:
                     md.append(f"| {w} | {points_label(b)} | " + " | ".join(cells) + " |")
         md.append("")
@@ -251,7 +255,13 @@ def plots(rows: list[dict], out: Path, log=print) -> None:
         return
     workloads = _workloads(rows)
     styles = {"ours": "-", "reference": "--"}
-    colors = {"py-eager": "C0", "py-jit": "C2", "py-aoti": "C1"}
+    colors = {
+        "py-eager": "C0",
+        "py-jit": "C2",
+        "py-aoti": "C1",
+        "cpp-aoti": "C3",
+        "cpp-dispatch": "C4",
+    }
     for metric, label in (
         ("eval_points_per_s", "material points / s (one evaluation)"),
         ("transient_points_per_s", "point-steps / s (transient run)"),
@@ -261,7 +271,7 @@ def plots(rows: list[dict], out: Path, log=print) -> None:
         fig, axes = plt.subplots(nrow, ncol, figsize=(4 * ncol, 3.4 * nrow), squeeze=False)
         for ax, w in zip(axes.flat, workloads, strict=False):
             for side in ("ours", "reference"):
-                for route in PY_ROUTES:
+                for route in ROUTES:
                     pts = sorted(
                         (r["batch"], r["value"], r["lo"], r["hi"])
                         for r in rows
@@ -337,7 +347,7 @@ def roofline(rows: list[dict], meta: dict, probe: dict | None, out: Path, suite_
         "|---|---|---:|---:|---:|",
     ]
     for side in ("ours", "reference"):
-        for route in PY_ROUTES:
+        for route in ROUTES:
             for b in (100_000, 1_000_000):
                 r = idx.get((side, "elasticity", route, b, "eval_points_per_s"))
                 if r is None:

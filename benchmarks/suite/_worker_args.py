@@ -33,5 +33,6 @@ def parser(description: str) -> argparse.ArgumentParser:
     )
     p.add_argument("--work-dir", type=Path, required=True, help="artifacts, scratch caches")
     p.add_argument("--cache-dir", type=Path, help="compile cache for the cached compile")
+    p.add_argument("--cpp-exe", type=Path, help="cpp-aoti: the C++ timing program")
     p.add_argument("--out", type=Path, required=True, help="JSON-lines file to append rows to")
     return p

@@ -44,7 +44,9 @@ REFERENCE_ROUTES = ["py-eager", "py-aoti"]
 BATCHES = [1, 100, 1_000, 10_000, 100_000]
 ROOFLINE_BATCH = 1_000_000
 #: C++ routes need a timing program (benchmarks/aoti, benchmarks/dispatch); none yet
-CPP_PROGRAMS = {"cpp-aoti": "benchmarks/aoti", "cpp-dispatch": "benchmarks/dispatch"}
+CPP_ROUTES = ("cpp-aoti", "cpp-dispatch")
+#: cpp-aoti times single evaluations with this C++ program (built into build/bench-suite)
+CPP_PROGRAM = ROOT / "benchmarks" / "aoti" / "cpp"
 
 
 def machine_label() -> str:
@@ -171,7 +173,9 @@ def run_worker(
     timeout: float,
 ) -> None:
     """One (side, workload, route) subprocess; on timeout the missing batches are recorded."""
-    work = ROOT / "build" / "bench-suite" / side / workload / route
+    # the C++ routes run the py-aoti artifact of the same workload (compiled if missing)
+    cpp = route in CPP_ROUTES
+    work = ROOT / "build" / "bench-suite" / side / workload / ("py-aoti" if cpp else route)
     cmd = [
         str(python),
         str(HERE / script),
@@ -194,7 +198,7 @@ def run_worker(
         "--transient-repeats",
         str(a.transient_repeats),
         "--compile",
-        a.compile if side == "ours" else a.reference_compile,
+        "reuse" if cpp else a.compile if side == "ours" else a.reference_compile,
         "--work-dir",
         str(work),
         "--cache-dir",
@@ -202,6 +206,8 @@ def run_worker(
         "--out",
         str(raw),
     ]
+    if route == "cpp-aoti" and a.cpp_exe is not None:
+        cmd += ["--cpp-exe", str(a.cpp_exe)]
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the reference worker must see only its own environment
     env.setdefault("PYTHONWARNINGS", "ignore")
@@ -273,19 +279,28 @@ def _fill_missing(raw: Path, side, workload, route, batches, status, note) -> No
                 f.write(json.dumps(r) + "\n")
 
 
-def cpp_rows(workloads: list[str], routes: list[str]) -> list[dict]:
-    rows = []
-    for route in routes:
-        if route not in CPP_PROGRAMS:
-            continue
-        where = CPP_PROGRAMS[route]
-        note = (
-            f"no C++ timing program in {where} yet; py-aoti runs the same libneml2 "
-            "runtime behind a pybind call"
-        )
-        for w in workloads:
-            rows.append(row("ours", w, route, "", "available", status="not available", note=note))
-    return rows
+def build_cpp_program(log) -> Path | None:
+    """Build the cpp-aoti timing program against the installed runtime; None if impossible."""
+    if not (CPP_PROGRAM / "CMakeLists.txt").is_file():
+        log(f"cpp-aoti: no C++ timing program in {CPP_PROGRAM.relative_to(ROOT)}")
+        return None
+    build = ROOT / "build" / "bench-suite" / "cpp"
+    probe = "import neml2.aoti as a; print(a.cmake_prefix_path())"
+    try:
+        prefix = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for cmd in (
+            ["cmake", "-S", str(CPP_PROGRAM), "-B", str(build), f"-DCMAKE_PREFIX_PATH={prefix}"],
+            ["cmake", "--build", str(build)],
+        ):
+            subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=900)
+    except (subprocess.SubprocessError, OSError) as e:
+        err = getattr(e, "stderr", "") or str(e)
+        log(f"cpp-aoti: building the C++ timing program failed: {err.strip()[-300:]}")
+        return None
+    exe = build / "bench_cpp"
+    return exe if exe.is_file() else None
 
 
 def main(argv=None) -> int:
@@ -352,15 +367,16 @@ def main(argv=None) -> int:
         roofline = json.loads(rf.read_text())
         log(json.dumps(roofline))
 
+    a.cpp_exe = build_cpp_program(log) if "cpp-aoti" in a.routes else None
     scripts = {"ours": "_ours_worker.py", "reference": "_reference_worker.py"}
     pythons = {"ours": Path(sys.executable), "reference": ref_python}
     routes = {"ours": a.routes, "reference": a.reference_routes}
     jobs = [
         (w, route, side)
         for w in a.workloads
-        for route in [*OUR_ROUTES, "py-jit"]
+        for route in OUR_ROUTES
         for side in a.sides
-        if route in routes[side] and route not in CPP_PROGRAMS
+        if route in routes[side]
     ]
     for i, (w, route, side) in enumerate(jobs):
         batches = list(a.batches)
@@ -385,7 +401,6 @@ def main(argv=None) -> int:
             timeout = min(timeout, max(30.0, 1.5 * left / (len(jobs) - i)))
         run_worker(pythons[side], scripts[side], side, w, route, batches, a, raw, log, timeout)
     rows = [json.loads(line) for line in raw.read_text().splitlines()] if raw.exists() else []
-    rows += cpp_rows(a.workloads, a.routes)
     meta["finished_utc"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     meta["wall_s"] = round(time.time() - started)
     meta["load_average_end"] = os.getloadavg()
