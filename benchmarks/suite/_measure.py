@@ -411,28 +411,42 @@ def measure_batch(
 # --------------------------------------------------------------------------- compile reuse
 
 
+class NotCompiled(RuntimeError):
+    """``--compile reuse-only`` and no earlier compile of this input."""
+
+
 def compiled(w, a, rows: list[dict], compile_fn, fallback: str) -> Path:
     """The artifact of workload *w*: ``compile_fn(rows) -> path`` appends its timing rows.
 
-    With ``--compile reuse`` an artifact that an earlier run compiled from the same input
-    file (``<work-dir>/compile.json``) is loaded, and its compile times are reported
-    again (the note says when they were measured); otherwise the compile runs in mode
-    *fallback* and is recorded for reuse.
+    With ``--compile reuse`` (or ``reuse-only``) an artifact that an earlier run compiled
+    from the same input file (``<work-dir>/compile.json``) is loaded, and its compile
+    times are reported again (the note says when they were measured); a compile that
+    failed then fails again with the same message. Otherwise ``reuse`` compiles in mode
+    *fallback* (and records the result for reuse) and ``reuse-only`` raises NotCompiled.
     """
     stamp = a.work_dir / "compile.json"
     key = hashlib.sha256(w.path.read_bytes()).hexdigest()
-    if a.compile == "reuse" and stamp.is_file():
+    if a.compile in ("reuse", "reuse-only") and stamp.is_file():
         d = json.loads(stamp.read_text())
+        if d["key"] == key and d.get("error"):
+            raise RuntimeError(f"{d['error']} (compiled {d['when']})")
         if d["key"] == key and Path(d["artifact"]).is_dir():
             for r in d["rows"]:
                 r["note"] = "; ".join(x for x in (r["note"], f"compiled {d['when']}") if x)
             rows.extend(d["rows"])
             return Path(d["artifact"])
+    if a.compile == "reuse-only":
+        raise NotCompiled("no earlier compile of this input (run.py --compile-only)")
     if a.compile == "reuse":
         a.compile = fallback
     mine: list[dict] = []
-    artifact = Path(compile_fn(mine))
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        artifact = Path(compile_fn(mine))
+    except Exception as e:
+        msg = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
+        stamp.write_text(json.dumps({"key": key, "error": msg, "when": when}))
+        raise
     stamp.write_text(
         json.dumps({"key": key, "artifact": str(artifact), "rows": mine, "when": when})
     )

@@ -25,11 +25,12 @@ def parser(description: str) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--compile",
-        choices=("cold", "cold-once", "cached", "reuse"),
+        choices=("cold", "cold-once", "cached", "reuse", "reuse-only"),
         default="cached",
         help="py-aoti: cold = a cold compile (empty caches), then a cached one; "
         "cold-once = only the cold one (reference side: saves minutes); reuse = the "
-        "artifact and times of an earlier compile of the same input, if any",
+        "artifact and times of an earlier compile of the same input, if any (reuse-only: "
+        "else skip the route)",
     )
     p.add_argument("--work-dir", type=Path, required=True, help="artifacts, scratch caches")
     p.add_argument("--cache-dir", type=Path, help="compile cache for the cached compile")

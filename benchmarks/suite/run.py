@@ -124,7 +124,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--reuse-compiled",
         action="store_true",
         help="py-aoti: load artifacts (and report compile times) of an earlier compile of "
-        "the same input instead of compiling again",
+        "the same input (--compile-only) instead of compiling; without one the route is "
+        "skipped",
     )
     p.add_argument("--no-roofline", action="store_true")
     p.add_argument("--out-dir", type=Path, help="default benchmarks/results/<date>_<machine>")
@@ -152,7 +153,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         a.routes, a.reference_routes, a.batches, a.no_roofline = ["py-aoti"], ["py-aoti"], [], True
         a.out_dir = a.out_dir or ROOT / "build" / "bench-suite" / "compile-only"
     if a.reuse_compiled:
-        a.compile = a.reference_compile = "reuse"
+        a.compile = a.reference_compile = "reuse-only"
     if a.out_dir is None:
         date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
         suffix = "_quick" if quick else ""
@@ -198,7 +199,11 @@ def run_worker(
         "--transient-repeats",
         str(a.transient_repeats),
         "--compile",
-        "reuse" if cpp else a.compile if side == "ours" else a.reference_compile,
+        ("reuse-only" if a.reuse_compiled else "reuse")
+        if cpp
+        else a.compile
+        if side == "ours"
+        else a.reference_compile,
         "--work-dir",
         str(work),
         "--cache-dir",
