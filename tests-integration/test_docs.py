@@ -423,6 +423,9 @@ def missing_paths(text: str, page: Path, root: Path = ROOT) -> list[str]:
             continue
         if not (page.parent / t).exists():
             bad.append(f"{_rel(page)}: link ({target}) does not exist")
+        elif page.parent == DOCS and not (DOCS / t).resolve().is_relative_to(DOCS):
+            # MkDocs only serves docs/: such a link is a dead link on the site
+            bad.append(f"{_rel(page)}: link ({target}) leaves docs/ (name it as `a/path`)")
     return bad
 
 
@@ -550,10 +553,12 @@ def test_path_check_flags_missing_paths(tmp_path):
     page = ROOT / "docs" / "x.md"
     text = (
         "Run `examples/hello/input.i` and `examples/hello/missing.i`, see [a](models.md), "
-        "[b](nowhere.md), [c](catalogue.md), `build/site` and `out/elasticity`.\n"
+        "[b](nowhere.md), [c](catalogue.md), `build/site` and `out/elasticity`, "
+        "[d](../README.md).\n"
         "```text\nexamples/not/checked/in/blocks.i\n```\n"
     )
     assert missing_paths(text, page) == [
         "docs/x.md: `examples/hello/missing.i` does not exist",
         "docs/x.md: link (nowhere.md) does not exist",
+        "docs/x.md: link (../README.md) leaves docs/ (name it as `a/path`)",
     ]
