@@ -440,9 +440,6 @@ def workdir(tmp_path):
     return tmp_path
 
 
-SUMMARY: dict[str, list[str]] = {"ran": [], "skipped": []}
-
-
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: _rel(p))
 def test_page_code_blocks_run(page, workdir):
     blocks = extract(page.read_text(), page)
@@ -452,10 +449,9 @@ def test_page_code_blocks_run(page, workdir):
             runner.run(block)
     finally:
         runner.close()
-    SUMMARY["ran"] += runner.ran
-    SUMMARY["skipped"] += runner.skipped
+    print(f"{_rel(page)}: {len(runner.ran)} blocks ran, {len(runner.skipped)} skipped")
     for s in runner.skipped:
-        print("skipped:", s)
+        print("  skipped:", s)
     assert len(runner.ran) + len(runner.skipped) == len(blocks)
 
 
