@@ -9,6 +9,7 @@ The Python routes are handed typed values for sub-batch inputs (the raw surface 
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 
 import torch
@@ -76,9 +77,12 @@ def py_eager(case: Case, artifact=None):
 
 
 def py_jit(case: Case, artifact=None):
+    """``neml2.compile`` with Inductor; ``NEML2_ROUTES_JIT_BACKEND=eager`` swaps in Dynamo's
+    eager backend (tracing checked, minutes of Inductor codegen per implicit graph saved)."""
     m = neml2.load_model(case.file, case.model)
     sub = {k: len(s) for k, s in case.sub_batch.items()}
-    return _Adapter(neml2.compile(m, sub_batch=sub))
+    backend = os.environ.get("NEML2_ROUTES_JIT_BACKEND", "inductor")
+    return _Adapter(neml2.compile(m, backend=backend, sub_batch=sub))
 
 
 def py_aoti(case: Case, artifact):

@@ -62,13 +62,13 @@ def _flat(op: str, res) -> dict[str, torch.Tensor]:
     return flat
 
 
-def _close(got: torch.Tensor, want: torch.Tensor, what: str, scale: float, atol: float) -> None:
-    """``|got - want| <= 1e-10 * scale + atol``; *scale*: the largest entry of this tensor
+def _close(got, want, what: str, scale: float, atol: float, rel: float = 1e-10) -> None:
+    """``|got - want| <= rel * scale + atol``; *scale*: the largest entry of this tensor
     over the largest batch (a value near zero at one point, e.g. a flow rate of 1e-19 in
     the elastic range, is judged against the output's magnitude, not its own)."""
     assert got.shape == want.shape, f"{what}: shape {tuple(got.shape)} != {tuple(want.shape)}"
     torch.testing.assert_close(
-        got, want, rtol=0.0, atol=1e-10 * scale + atol + 1e-300, msg=lambda m: f"{what}: {m}"
+        got, want, rtol=0.0, atol=rel * scale + atol + 1e-300, msg=lambda m: f"{what}: {m}"
     )
 
 
@@ -133,7 +133,11 @@ def test_route_matches_py_eager(route_models, reference, route, model, op):
     m = route_models(route, model)
     scales = _scales(case, op, reference(model, op, max(BATCHES)))
     if route == "py-eager":
-        # the reference itself: its batched result must equal point-by-point evaluation
+        # the reference itself: its batched result must equal point-by-point evaluation;
+        # a batched Newton stops when its worst point converges, so with a solve the
+        # points agree to the solver's tolerance (1e-6 of the magnitude), not round-off
+        solves = any(hasattr(getattr(s, "solver", None), "solve") for s in m.impl.modules())
+        rel = 1e-6 if solves else 1e-10
         n = 7
         x, t, want = case.inputs(n), case.tangents(n), _flat(op, reference(model, op, n))
         for i in range(n):
@@ -141,7 +145,7 @@ def test_route_matches_py_eager(route_models, reference, route, model, op):
             got = _flat(op, m.jvp(xi, _row(t, i)) if op == "jvp" else getattr(m, op)(xi))
             assert set(got) == set(want)
             for k, v in got.items():
-                _close(v, want[k][i : i + 1], f"point {i} of {n}: {k}", scales[k], 0.0)
+                _close(v, want[k][i : i + 1], f"point {i} of {n}: {k}", scales[k], 0.0, rel)
         return
     atol = 1e-12 if route == "py-jit" else 0.0
     pairs = [tuple(p.split(":")) for p in case.pairs]
