@@ -59,7 +59,9 @@ class PyzagModel(torch.nn.Module, nonlinear.NonlinearFunctionOperatorFactory):
     force variable get the previous step's value; any other input is an error.
 
     Layout: state ``(*B, n_state)``, the variables' flattened bases
-    concatenated in *state* order; forces ``(*B, n_force)`` likewise.
+    concatenated in *state* order; forces ``(*B, n_force)`` likewise. Raw
+    tensors carry no sub-batch axes, so sub-batch models (crystal plasticity's
+    per-slip state) are not supported yet.
     """
 
     def __init__(
