@@ -162,6 +162,20 @@ def _write_md(results: dict) -> None:
                 f"| {name} | {g['graph']} | {g['cache_hit']} | {g['export_s']:.1f} | "
                 f"{g['compile_s']:.1f} |"
             )
+    cold = HERE / "cold_compile.json"
+    if cold.is_file():
+        lines += [
+            "",
+            "Cold compiles (no cache), measured separately (`cold_compile.json`):",
+            "",
+            "| model | graph | export (s) | AOT Inductor (s) | load average | note |",
+            "|---|---|---|---|---|---|",
+        ]
+        for c in json.loads(cold.read_text()):
+            lines.append(
+                f"| {c['model']} | {c['graph']} | {c['export_s']:.0f} | {c['compile_s']:.0f} | "
+                f"{c['load']} | {c.get('note', '')} |"
+            )
     lines += [
         "",
         "## Per call (us) and throughput (points/s)",
