@@ -43,6 +43,7 @@ def _inputs(*batch, seed=0):
     return {
         "x": torch.rand(batch, generator=g, dtype=F64),
         "strain": torch.rand((*batch, 6), generator=g, dtype=F64) - 0.5,
+        "slip": torch.rand((*batch, 3), generator=g, dtype=F64),  # sub-batch axis of 3
     }
 
 
@@ -58,9 +59,9 @@ def _assert_identical(a: dict, b: dict) -> None:
 
 def test_surface(wobble, reference):
     d = DispatchedModel(wobble)
-    assert d.input_names == reference.input_names == ["x", "strain"]
+    assert d.input_names == reference.input_names == ["x", "strain", "slip"]
     assert d.output_names == reference.output_names
-    assert d.input_base_shapes == reference.input_base_shapes == [(), (6,)]
+    assert d.input_base_shapes == reference.input_base_shapes == [(), (6,), ()]
     assert d.output_base_shapes == reference.output_base_shapes
     assert d.input_types == reference.input_types
     assert d.derivatives == reference.derivatives
@@ -86,6 +87,8 @@ def test_identical_to_one_model(wobble, reference, scheduler, batch):
     _assert_identical(J, dict(rJ))
     t = {"strain": torch.ones((*batch, 6), dtype=F64), "x": torch.ones(batch, dtype=F64)}
     _assert_identical(d.jvp(x, t)[1], reference.jvp(x, t)[1])
+    ts = {"slip": torch.ones((*batch, 3), dtype=F64)}
+    _assert_identical(d.jvp(x, ts)[1], reference.jvp(x, ts)[1])
 
 
 def test_options(wobble, reference):
@@ -129,7 +132,7 @@ def test_bad_options(wobble):
         DispatchedModel(wobble, workers=["gpu"])
     with pytest.raises(FatalError, match="at least one worker"):
         DispatchedModel(wobble, workers=[])
-    with pytest.raises(FatalError, match="metadata.json not found"):
+    with pytest.raises(FatalError, match=r"metadata\.json not found"):
         DispatchedModel(Path(wobble) / "missing")
     d = DispatchedModel(wobble)
     x = _inputs(7)
