@@ -53,12 +53,15 @@ def _elasticity(n: int, g: torch.Generator) -> dict[str, torch.Tensor]:
 
 
 def _j2(n: int, g: torch.Generator) -> dict[str, torch.Tensor]:
-    """A load step that yields at about half of the points (Newton runs)."""
+    """A first load step from a virgin state that yields at most points (Newton runs)."""
+    zeros = torch.zeros(n, dtype=torch.float64)
     return {
         "E": _rand(g, n, 6, scale=0.02),
-        "E~1": torch.zeros(n, 6, dtype=torch.float64),
         "t": torch.ones(n, dtype=torch.float64),
-        "t~1": torch.zeros(n, dtype=torch.float64),
+        "t~1": zeros,
+        "equivalent_plastic_strain~1": zeros,
+        "plastic_strain~1": torch.zeros(n, 6, dtype=torch.float64),
+        "flow_rate~1": zeros,
     }
 
 
@@ -115,6 +118,40 @@ def _artifact(name: str) -> Path:
     return Path(res.artifact_dir)
 
 
+def _report(rows: list[dict], load0: tuple[float, ...], repeat: int) -> None:
+    """Write results.json and results.md (after every model, so a long run keeps its rows)."""
+    load1 = os.getloadavg()
+    meta = {
+        "torch": torch.__version__,
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "intra_op_threads_main": torch.get_num_threads(),
+        "load_average_start": load0,
+        "load_average_end": load1,
+        "note": "shared machine (~7 people), busy throughout: medians, noisy",
+    }
+    (HERE / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    lines = [
+        f"# cpp-dispatch throughput (torch {meta['torch']}, {meta['cpus']} CPUs)",
+        "",
+        f"Shared 2-core machine, busy: load average {load0[0]:.1f} at the start, "
+        f"{load1[0]:.1f} at the end (other people's builds and tests). Medians of up to "
+        f"{repeat} calls; throughput in points per second; x = speed-up over one "
+        "`neml2.aoti.Model`.",
+        "",
+        "| model | call | batch | config | threads | ms / call | points / s | x |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        th = ",".join(map(str, r.get("threads", []))) or "-"
+        lines.append(
+            f"| {r['model']} | {r['call']} | {r['batch']} | {r['config']} | {th} | "
+            f"{r['seconds'] * 1e3:.2f} | {r['points_per_s']:.3g} | {r['speedup_vs_Model']:.2f} |"
+        )
+    (HERE / "results.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {HERE / 'results.md'}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--models", nargs="+", default=list(MODELS))
@@ -160,36 +197,7 @@ def main() -> None:
                         f"{name:10s} {call:8s} {n:>8d} {label:36s} {t * 1e3:9.2f} ms "
                         f"{n / t:12.0f} pts/s  x{base / t:.2f}  ({k} calls)"
                     )
-    load1 = os.getloadavg()
-    meta = {
-        "torch": torch.__version__,
-        "cpus": os.cpu_count(),
-        "machine": platform.machine(),
-        "intra_op_threads_main": torch.get_num_threads(),
-        "load_average_start": load0,
-        "load_average_end": load1,
-        "note": "shared machine (~7 people), busy throughout: medians, noisy",
-    }
-    (HERE / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    lines = [
-        f"# cpp-dispatch throughput (torch {meta['torch']}, {meta['cpus']} CPUs)",
-        "",
-        f"Shared 2-core machine, busy: load average {load0[0]:.1f} at the start, "
-        f"{load1[0]:.1f} at the end (other people's builds and tests). Medians of up to "
-        f"{a.repeat} calls; throughput in points per second; x = speed-up over one "
-        "`neml2.aoti.Model`.",
-        "",
-        "| model | call | batch | config | threads | ms / call | points / s | x |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        th = ",".join(map(str, r.get("threads", []))) or "-"
-        lines.append(
-            f"| {r['model']} | {r['call']} | {r['batch']} | {r['config']} | {th} | "
-            f"{r['seconds'] * 1e3:.2f} | {r['points_per_s']:.3g} | {r['speedup_vs_Model']:.2f} |"
-        )
-    (HERE / "results.md").write_text("\n".join(lines) + "\n")
-    print(f"wrote {HERE / 'results.md'}")
+        _report(rows, load0, a.repeat)
 
 
 if __name__ == "__main__":
