@@ -96,9 +96,11 @@ def test_options(wobble, reference):
     ref = reference.forward(x)
     q = DispatchedModel(wobble, workers=["cpu"] * 3, scheduler="queue", chunk_size=64)
     _assert_identical(q.forward(x), ref)
+    host_threads = torch.get_num_threads()
     h = DispatchedModel(wobble, scheduler="hybrid", weights=[1.0, 3.0], threads_per_worker=1)
     assert [w[1] for w in h.workers] == [1, 1]
     _assert_identical(h.forward(x), ref)
+    assert torch.get_num_threads() == host_threads  # set per worker thread, not process-wide
 
 
 def test_parameters_reach_every_worker(wobble):
