@@ -282,6 +282,43 @@ def test_inside_a_composition():
             torch.testing.assert_close(jac[o][v], want, msg=f"d{o}/d{v}")
 
 
+@pytest.mark.parametrize("sub", [False, True])
+def test_traced_form_matches_the_hessian_chain(sub, monkeypatch):
+    """The eager Hessian chain and the traced mixed-pair form give the same tangents."""
+    from neml2.models.solid_mechanics.plasticity import normality as mod
+
+    n = _j2_normality()
+    if sub:
+        M = SR2(_rand(4, 5, 6, seed=7, scale=200.0), sub_batch_ndim=1)
+        X = SR2(_rand(4, 5, 6, seed=8, scale=20.0), sub_batch_ndim=1)
+        h = Scalar(_rand(4, seed=9))
+        v = {
+            "mandel_stress": {"m": SR2(_rand(2, 4, 5, 6, seed=10), sub_batch_ndim=1)},
+            "X": {"m": SR2(_rand(2, 1, 6, seed=11)), "x": SR2(_rand(3, 4, 5, 6, seed=12), 1)},
+            "isotropic_hardening": {"e": Scalar(_rand(1, 4, seed=13))},
+        }
+    else:
+        M = SR2(_rand(*B, 6, seed=1, scale=200.0))
+        X = SR2(_rand(*B, 6, seed=2, scale=20.0))
+        h = Scalar(_rand(*B, seed=3))
+        v = {
+            "mandel_stress": {"s": SR2(torch.eye(6, dtype=F64).reshape(6, 1, 1, 6))},
+            "X": {"x1": SR2(_rand(6, *B, 6, seed=4)), "x2": SR2(_rand(6, 1, 1, 6, seed=5))},
+            "isotropic_hardening": {"e": Scalar(_rand(1, *B, seed=6))},
+        }
+    *chain, v_chain = n(M, X, h, v=v)
+    monkeypatch.setattr(mod, "_tracing", lambda: True)
+    *pairs, v_pairs = n(M, X, h, v=v)
+    for a, b in zip(chain, pairs, strict=True):
+        torch.testing.assert_close(a.data, b.data, rtol=1e-13, atol=1e-13)
+    assert set(v_chain) == set(v_pairs)
+    for o in v_chain:
+        assert set(v_chain[o]) == set(v_pairs[o]), o
+        for leaf in v_chain[o]:
+            a, b = torch.broadcast_tensors(v_chain[o][leaf].data, v_pairs[o][leaf].data)
+            torch.testing.assert_close(a, b, rtol=1e-11, atol=1e-11, msg=f"{o}/{leaf}")
+
+
 def test_second_order_request_is_refused():
     n = _j2_normality()
     x = [SR2(_rand(6, seed=1)), SR2(_rand(6, seed=2)), Scalar(_rand((), seed=3))]

@@ -17,7 +17,10 @@ tangents), so that
 
 The second-order pairs are those of the function's own inputs (13 seed directions
 for a Chaboche overstress), not those of the enclosing system's unknowns (19 and
-more), which is what keeps the Jacobian of an implicit system affordable.
+more), which is what keeps the Jacobian of an implicit system affordable eagerly.
+Traced (torch.export / torch.compile), the wrapped model runs on the inputs with
+their tangents and the outer tangents are read off the mixed second-order pairs
+``(i, L)`` of ``f`` (same values; the compiled graphs are those of before the chain).
 """
 
 from __future__ import annotations
@@ -108,6 +111,8 @@ class Normality(Model):
                 "derivatives of the function; they are not supported"
             )
         tag = f"normality@{id(self)}:"
+        if _tracing():
+            return self._forward_pairs(xs, tag)
         names = list(self.model.input_spec)
         rows = {i for i, _, _ in self._pairs}
         # inputs whose tangents (on the caller's leaves) must be chained through the Hessian
@@ -145,6 +150,47 @@ class Normality(Model):
             outer = {L: d.reshape(*d.shape[:-1], *base) for L, d in outer.items()}
             outs.append(attach(value, outer) if outer else value)
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _forward_pairs(self, xs, tag: str):
+        """The traced form: the wrapped model on the inputs *with* the caller's tangents.
+
+        Each ``from`` input gets a second-order seed on top of the tangents it carries;
+        the output's tangent on an outer leaf ``L`` is the mixed pair ``(i, L)`` of
+        ``f``. Same values as the Hessian chain of :meth:`forward`, but second-order
+        pairs over every leaf: kept for torch.export / torch.compile, whose compiled
+        graphs do not pay for the eager overhead the chain avoids.
+        """
+        seeded = list(xs)
+        for i, v, _ in self._pairs:
+            seeded[i] = seed(xs[i], tag + v, second_order=True)
+        f = _as_tuple(self.model(*seeded))[self._f_index]
+        t1 = f.tangents or {}
+        t2 = f.tangents2 or {}
+        shape = tuple(f.data.shape)
+        outs = []
+        for _, v, typ in self._pairs:
+            leaf = tag + v
+            base = tuple(typ.BASE_SHAPE)
+            k = math.prod(base)
+            g = t1.get(leaf)
+            if g is None:  # f does not depend on v
+                zeros = torch.zeros(shape + base, dtype=f.dtype, device=f.device)
+                outs.append(typ(zeros, f.sub_batch_ndim))
+                continue
+            grad = g.expand(k, *shape).movedim(0, -1).reshape(shape + base)
+            value = typ(grad, f.sub_batch_ndim)
+            outer = {}
+            for (a, b), h in t2.items():
+                if a != leaf or b.startswith(tag):
+                    continue
+                h = h.expand(k, *h.shape[1:]).movedim(0, -1)  # (K_b, *batch, k)
+                outer[b] = h.reshape(tuple(h.shape[:-1]) + base)
+            outs.append(attach(value, outer) if outer else value)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _tracing() -> bool:
+    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
 
 
 def _aligned_tangent(x: TensorWrapper, t: torch.Tensor, f: TensorWrapper) -> torch.Tensor:
