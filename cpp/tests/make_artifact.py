@@ -4,7 +4,7 @@
 only (no neml2 packages), so both test suites can use it: it writes
 ``OUTDIR/scale/{metadata.json,cpu/float64/*.pt2}``.
 
-``python make_artifact.py --routes OUTDIR`` compiles elasticity, J2 (isoharden),
+``python make_artifact.py --routes OUTDIR [CASE...]`` compiles elasticity, J2 (isoharden),
 Chaboche and a per-slip crystal model with neml2-compile and saves py-eager
 references for test_model_routes (see ``routes()``); it exits 77 (ctest: skipped)
 when the neml2 packages or ../shared/conformance are not available.
@@ -255,7 +255,8 @@ def _eager_reference(eager, x, tangents, pairs, sub):
     return ref
 
 
-def routes(out: Path) -> int:
+def routes(out: Path, names: list[str] | None = None) -> int:
+    """Compile and reference the cases *names* (default: all of ``CASES``) into *out*."""
     try:
         import neml2
         from neml2.compiler import CompileOptions, compile_file
@@ -267,7 +268,8 @@ def routes(out: Path) -> int:
         return SKIP
     out.mkdir(parents=True, exist_ok=True)
     listing = []
-    for name, (src, model, pairs, params, make_inputs) in CASES.items():
+    for name in names or list(CASES):
+        src, model, pairs, params, make_inputs = CASES[name]
         if src is None:
             src = out / f"{name}.i"
             src.write_text(ELASTICITY)
@@ -300,5 +302,5 @@ def routes(out: Path) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1] == "--routes":
-        sys.exit(routes(Path(sys.argv[2])))
+        sys.exit(routes(Path(sys.argv[2]), sys.argv[3:]))
     print(build(Path(sys.argv[1])))
