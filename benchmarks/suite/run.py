@@ -127,6 +127,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         "the same input (--compile-only) instead of compiling; without one the route is "
         "skipped",
     )
+    p.add_argument(
+        "--jit-workloads",
+        nargs="+",
+        choices=list(WORKLOADS),
+        default=["elasticity"],
+        help="py-jit only for these (its first call compiles for minutes on implicit models)",
+    )
     p.add_argument("--no-roofline", action="store_true")
     p.add_argument("--out-dir", type=Path, help="default benchmarks/results/<date>_<machine>")
     p.add_argument("--note", default="", help="a line for the results README")
@@ -376,12 +383,15 @@ def main(argv=None) -> int:
     scripts = {"ours": "_ours_worker.py", "reference": "_reference_worker.py"}
     pythons = {"ours": Path(sys.executable), "reference": ref_python}
     routes = {"ours": a.routes, "reference": a.reference_routes}
+    # first the routes both sides have, then ours alone (cut first by --max-minutes)
+    shared = [r for r in OUR_ROUTES if r in REFERENCE_ROUTES]
     jobs = [
         (w, route, side)
+        for group in (shared, [r for r in OUR_ROUTES if r not in REFERENCE_ROUTES])
         for w in a.workloads
-        for route in OUR_ROUTES
+        for route in group
         for side in a.sides
-        if route in routes[side]
+        if route in routes[side] and (route != "py-jit" or w in a.jit_workloads)
     ]
     for i, (w, route, side) in enumerate(jobs):
         batches = list(a.batches)
