@@ -315,6 +315,14 @@ def build_cpp_program(log) -> Path | None:
     return exe if exe.is_file() else None
 
 
+def _shown(path: Path) -> str:
+    """*path* relative to the repository when inside it (results never name this machine)."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return path.name
+
+
 def main(argv=None) -> int:
     a = parse_args(argv)
     out: Path = a.out_dir
@@ -337,7 +345,7 @@ def main(argv=None) -> int:
         "cores": os.cpu_count(),
         "load_average_start": os.getloadavg(),
         "python": platform.python_version(),
-        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()},
+        "args": {k: (_shown(v) if isinstance(v, Path) else v) for k, v in vars(a).items()},
         "git_commit": subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip(),
