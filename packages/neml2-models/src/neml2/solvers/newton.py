@@ -55,6 +55,9 @@ def run_loop(cond, body, state: tuple):
             # while_loop outputs may not alias its inputs
             return tuple(o.clone() if any(o is x for x in s) else o for o in out)
 
+        # carried tensors must keep their metadata through the body: a broadcast
+        # (stride-0) input would come back from the body with dense strides
+        state = tuple(s.contiguous() for s in state)
         return while_loop(cond, body_no_alias, state)
     while bool(cond(*state)):
         state = body(*state)
