@@ -57,6 +57,9 @@ def ensure(log=print) -> Path:
             uv,
             "pip",
             "install",
+            # .pyc at install time, as our workspace does ([tool.uv] compile-bytecode):
+            # both sides then import torch at the same cost
+            "--compile-bytecode",
             "--python",
             str(python()),
             "--index-url",
