@@ -13,7 +13,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from neml2.compiler._compile import EXAMPLE_BATCH, compile_model, default_cache_dir
+from neml2.compiler._compile import (
+    EXAMPLE_BATCH,
+    EXAMPLE_BATCH_EXPLICIT,
+    compile_model,
+    default_cache_dir,
+)
 from neml2.compiler._options import CompileOptions
 from neml2.tensors import FatalError
 
@@ -85,9 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--example-batch-shape",
         type=int,
-        default=EXAMPLE_BATCH,
+        default=None,
         metavar="N",
-        help=f"batch size of the example inputs used for export (>= 2; default {EXAMPLE_BATCH})",
+        help="batch size of the example inputs used for export, also Inductor's size hint "
+        f"(>= 2; default {EXAMPLE_BATCH} for implicit models, {EXAMPLE_BATCH_EXPLICIT} for "
+        "explicit ones, whose kernels then get an OpenMP parallel region)",
     )
     p.add_argument(
         "--cache-dir",
