@@ -134,6 +134,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         default=["elasticity"],
         help="py-jit only for these (its first call compiles for minutes on implicit models)",
     )
+    p.add_argument(
+        "--keep-freed-memory",
+        action="store_true",
+        help="run every worker (both sides) with glibc's malloc keeping freed memory "
+        "(MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ = 4 GB): large outputs are then "
+        "reused instead of being page-faulted in again on every call",
+    )
     p.add_argument("--no-roofline", action="store_true")
     p.add_argument("--out-dir", type=Path, help="default benchmarks/results/<date>_<machine>")
     p.add_argument("--note", default="", help="a line for the results README")
@@ -166,6 +173,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         suffix = "_quick" if quick else ""
         a.out_dir = ROOT / "benchmarks" / "results" / f"{date}_{machine_label()}{suffix}"
     return a
+
+
+#: glibc malloc settings of --keep-freed-memory (the same for both sides)
+KEEP_FREED_MEMORY = {
+    "MALLOC_MMAP_THRESHOLD_": str(4 * 1024**3),
+    "MALLOC_TRIM_THRESHOLD_": str(4 * 1024**3),
+}
 
 
 def run_worker(
@@ -223,6 +237,8 @@ def run_worker(
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the reference worker must see only its own environment
     env.setdefault("PYTHONWARNINGS", "ignore")
+    if a.keep_freed_memory:
+        env.update(KEEP_FREED_MEMORY)
     log(f"[{side} {workload} {route}] batches {' '.join(map(str, batches))}")
     t0 = time.perf_counter()
     # own session: on timeout the worker and its children (Inductor compile workers) go
