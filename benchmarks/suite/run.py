@@ -141,6 +141,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         "(MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ = 4 GB): large outputs are then "
         "reused instead of being page-faulted in again on every call",
     )
+    p.add_argument(
+        "--merge-into",
+        type=Path,
+        help="after the run, its rows replace the same (side, workload, route, batch) rows "
+        "of an earlier run's results in this folder, whose tables and plots are rewritten "
+        "(re-measuring a few cells, e.g. ones disturbed by other load, without a full run)",
+    )
     p.add_argument("--no-roofline", action="store_true")
     p.add_argument("--out-dir", type=Path, help="default benchmarks/results/<date>_<machine>")
     p.add_argument("--note", default="", help="a line for the results README")
@@ -451,7 +458,45 @@ def main(argv=None) -> int:
     raw.unlink()
     _report.write_all(rows, meta, roofline, out, HERE / "ROOFLINE.md", log)
     log(f"done in {meta['wall_s']} s")
+    if a.merge_into is not None:
+        merge_into(a.merge_into, rows, meta, log)
     return 0
+
+
+def merge_into(dest: Path, rows: list[dict], meta: dict, log) -> None:
+    """Replace *dest*'s rows of every (side, workload, route, batch) measured in *rows*
+    (compile-time rows stay) and rewrite *dest*'s report."""
+    with (dest / "results.csv").open() as f:
+        old = list(csv.DictReader(f))
+    new = [r for r in rows if r["batch"] != ""]
+    measured = {(r["side"], r["workload"], r["route"], str(r["batch"])) for r in new}
+    kept = [r for r in old if (r["side"], r["workload"], r["route"], r["batch"]) not in measured]
+    for r in kept:  # CSV strings back to the types the report reads
+        for k in ("value", "lo", "hi"):
+            r[k] = float(r[k]) if r[k] not in ("", None) else None
+        r["n"] = int(r["n"] or 0)
+        r["batch"] = int(r["batch"]) if r["batch"] not in ("", None) else ""
+    merged = kept + new
+    dmeta = json.loads((dest / "metadata.json").read_text())
+    cells: dict[tuple, list[str]] = {}
+    for s, w, r, b in sorted(measured):
+        cells.setdefault((s, w, r), []).append(b)
+    text = "; ".join(f"{s} {w} {r} at {', '.join(b)}" for (s, w, r), b in cells.items())
+    dmeta.setdefault("merged", []).append(
+        {"started_utc": meta["started_utc"], "git_commit": meta["git_commit"], "cells": text}
+    )
+    dmeta["note"] = (dmeta.get("note") or "") + (
+        f" Re-measured {meta['started_utc']} (commit {meta['git_commit']}): {text}."
+    )
+    (dest / "metadata.json").write_text(json.dumps(dmeta, indent=2) + "\n")
+    with (dest / "results.csv").open("w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=FIELDS)
+        wr.writeheader()
+        wr.writerows(merged)
+    rf = dest / "roofline.json"
+    probe = json.loads(rf.read_text()) if rf.is_file() else None
+    _report.write_all(merged, dmeta, probe, dest, HERE / "ROOFLINE.md", log)
+    log(f"merged {len(cells)} cell(s) into {dest}")
 
 
 if __name__ == "__main__":

@@ -103,3 +103,17 @@ def test_run_writes_tables(tmp_path):
     assert got[("1", "latency_us")]["status"] == "ok"
     assert "| elasticity | 4 |" in (out / "side_by_side.md").read_text()
     assert (out / "throughput_eval.png").is_file()
+
+    # --merge-into: re-measured rows replace the same (cell, batch) rows of the earlier run
+    again = tmp_path / "again"
+    cmd2 = [*cmd[: cmd.index("--batches")], "--batches", "1", "2", *cmd[cmd.index("--steps") :]]
+    cmd2[cmd2.index("--out-dir") + 1] = str(again)
+    subprocess.run([*cmd2, "--merge-into", str(out)], check=True, capture_output=True,
+                   timeout=600)  # fmt: skip
+    merged = list(csv.DictReader((out / "results.csv").open()))
+    batches = {r["batch"] for r in merged if r["route"] == "py-eager" and r["batch"]}
+    assert batches == {"1", "2", "4"}, batches  # 1 replaced, 2 added, 4 kept
+    evals = [r for r in merged if r["metric"] == "eval_points_per_s" and r["batch"] == "1"]
+    assert len(evals) == 1
+    assert "| elasticity | 2 |" in (out / "side_by_side.md").read_text()
+    assert "Re-measured" in (out / "README.md").read_text()

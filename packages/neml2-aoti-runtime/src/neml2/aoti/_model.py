@@ -240,9 +240,23 @@ class Model:
                 )
         return dict(inputs)
 
+    def _call(self, fn, *args: Mapping[str, Any]):
+        """``fn(*args)`` in C++ straight away (it validates names, shapes, dtype and device
+        itself: the Python checks cost more than a small batch's whole evaluation); on a
+        failure the Python checks run to give their friendlier message where they have one."""
+        try:
+            return fn(*args)
+        except (FatalError, TypeError):
+            # the checks raise their own message (with suggestions) where they see the
+            # problem; a Mapping that is not a dict is retried as one; else C++'s stands
+            checked = [self._check(a, "tangent" if i else "input") for i, a in enumerate(args)]
+            if any(type(a) is not dict for a in args):
+                return fn(*checked)
+            raise
+
     def forward(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         """``{output: (*B, *out_sub, *out_base)}`` for ``{input: (*B, *in_sub, *in_base)}``."""
-        return self._cpp.forward(self._check(inputs))
+        return self._call(self._cpp.forward, inputs)
 
     __call__ = forward
 
@@ -251,7 +265,7 @@ class Model:
     ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
         """Outputs and the compiled blocks ``J[out][in]`` at
         ``(*B, *out_sub, *out_base, *in_sub, *in_base)``."""
-        out, blocks = self._cpp.jacobian(self._check(inputs))
+        out, blocks = self._call(self._cpp.jacobian, inputs)
         known = [f"{o}:{i}" for o, i in self.derivatives]
         J = Jacobian(known)
         for o, row in blocks.items():
@@ -263,4 +277,4 @@ class Model:
     ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """Outputs and ``sum_i J[out][i] . t_i`` for every output whose needed blocks were
         compiled (missing tangents count as zero)."""
-        return self._cpp.jvp(self._check(inputs), self._check(tangents, "tangent"))
+        return self._call(self._cpp.jvp, inputs, tangents)
