@@ -450,13 +450,8 @@ def main(argv=None) -> int:
     meta["finished_utc"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     meta["wall_s"] = round(time.time() - started)
     meta["load_average_end"] = os.getloadavg()
-    (out / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
-    with (out / "results.csv").open("w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=FIELDS)
-        wr.writeheader()
-        wr.writerows(rows)
-    raw.unlink()
-    _report.write_all(rows, meta, roofline, out, HERE / "ROOFLINE.md", log)
+    write_results(out, rows, meta, roofline, log)
+    raw.unlink()  # only once the results are written
     log(f"done in {meta['wall_s']} s")
     if a.merge_into is not None:
         merge_into(a.merge_into, rows, meta, log)
@@ -488,15 +483,20 @@ def merge_into(dest: Path, rows: list[dict], meta: dict, log) -> None:
     dmeta["note"] = (dmeta.get("note") or "") + (
         f" Re-measured {meta['started_utc']} (commit {meta['git_commit']}): {text}."
     )
-    (dest / "metadata.json").write_text(json.dumps(dmeta, indent=2) + "\n")
-    with (dest / "results.csv").open("w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=FIELDS)
-        wr.writeheader()
-        wr.writerows(merged)
     rf = dest / "roofline.json"
     probe = json.loads(rf.read_text()) if rf.is_file() else None
-    _report.write_all(merged, dmeta, probe, dest, HERE / "ROOFLINE.md", log)
+    write_results(dest, merged, dmeta, probe, log)
     log(f"merged {len(cells)} cell(s) into {dest}")
+
+
+def write_results(out: Path, rows: list[dict], meta: dict, probe, log) -> None:
+    """``metadata.json``, ``results.csv`` and the report (tables, plots, roofline) in *out*."""
+    (out / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
+    with (out / "results.csv").open("w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=FIELDS)
+        wr.writeheader()
+        wr.writerows(rows)
+    _report.write_all(rows, meta, probe, out, HERE / "ROOFLINE.md", log)
 
 
 if __name__ == "__main__":
