@@ -173,6 +173,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     if a.compile_only:
         a.routes, a.reference_routes, a.batches, a.no_roofline = ["py-aoti"], ["py-aoti"], [], True
         a.out_dir = a.out_dir or ROOT / "build" / "bench-suite" / "compile-only"
+    if a.merge_into is not None:
+        missing = [f for f in ("results.csv", "metadata.json") if not (a.merge_into / f).is_file()]
+        if missing:
+            p.error(
+                f"--merge-into {a.merge_into}: not the folder of an earlier run "
+                f"({', '.join(missing)} missing)"
+            )
     if a.reuse_compiled:
         a.compile = a.reference_compile = "reuse-only"
     if a.out_dir is None:

@@ -117,3 +117,14 @@ def test_run_writes_tables(tmp_path):
     assert len(evals) == 1
     assert "| elasticity | 2 |" in (out / "side_by_side.md").read_text()
     assert "Re-measured" in (out / "README.md").read_text()
+
+
+def test_merge_into_needs_an_earlier_run(tmp_path):
+    """--merge-into a folder without results fails before measuring, naming the option."""
+    cmd = [sys.executable, str(HERE / "run.py"), "--sides", "ours", "--workloads",
+           "elasticity", "--routes", "py-eager", "--batches", "1", "--no-roofline",
+           "--out-dir", str(tmp_path / "res"), "--merge-into", str(tmp_path)]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert "--merge-into" in r.stderr and "results.csv, metadata.json missing" in r.stderr
+    assert not (tmp_path / "res" / "results.csv").exists()
