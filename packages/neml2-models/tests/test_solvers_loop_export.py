@@ -43,3 +43,46 @@ def test_broadcast_carried_input_exports_and_runs():
 def test_eager_loop_is_the_same_function():
     x = torch.arange(5, dtype=F64)
     torch.testing.assert_close(_Loop()(x, torch.tensor(0.5, dtype=F64)), x + 1.5)
+
+
+def _atan(u):
+    """r = atan(u) per component: full Newton steps diverge from |u0| > 1.39."""
+    return torch.atan(u), torch.diag_embed(1.0 / (1.0 + u * u))
+
+
+class _Solve(torch.nn.Module):
+    def __init__(self, solver):
+        super().__init__()
+        self.solver = solver
+
+    def forward(self, u0: torch.Tensor) -> torch.Tensor:
+        return self.solver.solve(_atan, u0).u
+
+
+def _count(ep, target) -> int:
+    return sum(
+        1
+        for gm in ep.graph_module.modules()
+        if isinstance(gm, torch.fx.GraphModule)
+        for n in gm.graph.nodes
+        if n.op == "call_function" and n.target is target
+    )
+
+
+def test_line_search_is_one_loop_in_the_graph():
+    """The trial points of the line search are passes of the Newton loop, not an unrolled
+    sequence inside it: the residual appears twice in the program (the start of the solve
+    and the loop body) however many trials are allowed, and the traced solve equals the
+    eager one bit for bit, at batch 3 and 1."""
+    from neml2.solvers import NewtonWithLineSearch
+
+    u0 = torch.tensor([[3.0, -4.0], [0.1, 10.0], [2.0, 0.5]], dtype=F64)
+    b = torch.export.Dim("b", min=1)
+    for trials in (5, 10):
+        m = _Solve(NewtonWithLineSearch(max_linesearch_iterations=trials, max_its=30))
+        ep = torch.export.export(m, (u0,), dynamic_shapes=({0: b},), strict=False)
+        assert _count(ep, torch.ops.aten.atan.default) == 2
+        u = m(u0)
+        assert u.abs().max() < 1e-8  # converged where plain Newton diverges
+        torch.testing.assert_close(ep.module()(u0), u, rtol=0, atol=0)
+        torch.testing.assert_close(ep.module()(u0[1:2]), m(u0[1:2]), rtol=0, atol=0)

@@ -153,7 +153,7 @@ class NewtonWithLineSearch(Newton):
     ``‖r(u + α du)‖² ≤ crit`` or ``‖r‖ ≤ abs_tol``, with
     ``crit = ‖r0‖² + 2 c α r0·du`` (``BACKTRACKING``) or ``(1 - c α) ‖r0‖²``
     (``STRONG_WOLFE``), ``c = linesearch_stopping_criteria``. At most
-    ``max_linesearch_iterations - 1`` trial points are evaluated; each batch
+    ``max_linesearch_iterations - 1`` trial points (at least one) are evaluated; each batch
     point keeps its own ``α``, and the step ends at the last point evaluated for
     it (no error when the search runs out).
     """
@@ -179,36 +179,78 @@ class NewtonWithLineSearch(Newton):
         ),
     )
 
-    def _step(self, fn, u, r, J, args):
-        du = self.linear.solve(J, -r)
+    def solve(self, fn: ResidualFn, u0: torch.Tensor, *args: torch.Tensor) -> NewtonResult:
+        """Solve ``r(u) = 0`` from ``u0``; the same iterates as a Newton step followed by a
+        line search, written as one loop in which every pass evaluates one trial point.
+
+        A pass either accepts its trial (every point stopped, or the trials ran out: a new
+        Newton iterate, whose direction is solved for at once) or cuts ``α`` where a point
+        has not stopped. So a traced graph holds a single copy of the residual and
+        Jacobian evaluation for the loop, however many trials are allowed, instead of one
+        per trial (the crystal-plasticity models evaluate a large Jacobian per trial).
+        """
+        atol, rtol = self.opts["abs_tol"], self.opts["rel_tol"]
+        max_its = self.opts["max_its"]
         c = self.opts["linesearch_stopping_criteria"]
         cut = self.opts["linesearch_cutback"]
-        atol2 = self.opts["abs_tol"] ** 2
+        atol2 = atol**2
         wolfe = self.opts["linesearch_type"] == "STRONG_WOLFE"
-        nr02 = (r * r).sum(-1)
-        r0du = (r * du).sum(-1)
-        alpha = torch.ones_like(nr02)
-        u_try = u + du
-        r_try, J_try = fn(u_try, *args)
-        crit = nr02
-        for i in range(1, self.opts["max_linesearch_iterations"]):
-            if i > 1:
-                u_try = u + alpha.unsqueeze(-1) * du
-                r_try, J_try = fn(u_try, *args)
+        warn_negative = self.opts["check_negative_critertion"] and not _tracing()
+        verbose = self.opts["verbose"] and not _tracing()
+        max_trials = max(self.opts["max_linesearch_iterations"] - 1, 1)
+        r0, J0 = fn(u0, *args)
+        nr0 = torch.linalg.vector_norm(r0, dim=-1)
+        du0 = self.linear.solve(J0, -r0)
+        it0 = torch.zeros((), dtype=torch.int64, device=u0.device)
+
+        def cond(it, trial, alpha, u, r, J, du, nr0, *args):
+            nr = torch.linalg.vector_norm(r, dim=-1)
+            return (it < max_its) & ~_converged(nr, nr0, atol, rtol).all()
+
+        def body(it, trial, alpha, u, r, J, du, nr0, *args):
+            nr02 = (r * r).sum(-1)
+            u_try = u + alpha.unsqueeze(-1) * du
+            r_try, J_try = fn(u_try, *args)
             nr2 = (r_try * r_try).sum(-1)
-            crit = (1.0 - c * alpha) * nr02 if wolfe else nr02 + 2.0 * c * alpha * r0du
+            if wolfe:
+                crit = (1.0 - c * alpha) * nr02
+            else:
+                crit = nr02 + 2.0 * c * alpha * (r * du).sum(-1)
+            if warn_negative and bool((crit < 0).any()):
+                print(
+                    "WARNING: the line search criterion became negative; try another "
+                    "linesearch_type, a larger linesearch_cutback or a smaller "
+                    "linesearch_stopping_criteria",
+                    file=sys.stderr,
+                )
             stop = (nr2 <= crit) | (nr2 <= atol2) | ~torch.isfinite(nr02)
-            if not _tracing() and bool(stop.all()):
-                break
-            alpha = torch.where(stop, alpha, alpha / cut)
-        if self.opts["check_negative_critertion"] and not _tracing() and bool((crit < 0).any()):
-            print(
-                "WARNING: the line search criterion became negative; try another "
-                "linesearch_type, a larger linesearch_cutback or a smaller "
-                "linesearch_stopping_criteria",
-                file=sys.stderr,
-            )
-        return u_try, r_try, J_try
+
+            def accept():
+                if verbose:
+                    nr = torch.linalg.vector_norm(r_try, dim=-1)
+                    print(f"  Newton it {int(it) + 1}: max |r| = {float(nr.max()):.3e}")
+                du = self.linear.solve(J_try, -r_try)
+                return (it + 1, trial * 0, torch.ones_like(alpha), u_try, r_try, J_try, du)
+
+            def backtrack():
+                return (it, trial + 1, torch.where(stop, alpha, alpha / cut), u, r, J, du)
+
+            done = stop.all() | (trial + 1 >= max_trials)
+            return (*_choose(done, accept, backtrack), nr0, *args)
+
+        state = (it0, it0, torch.ones_like(nr0), u0, r0, J0, du0, nr0, *args)
+        it, _, _, u, r, *_ = run_loop(cond, body, state)
+        nr = torch.linalg.vector_norm(r, dim=-1)
+        return NewtonResult(u, it, _converged(nr, nr0, atol, rtol), nr, nr0)
+
+
+def _choose(pred: torch.Tensor, if_true, if_false) -> tuple:
+    """``if_true()`` or ``if_false()`` (tuples of tensors of equal shapes) by the 0-dim
+    bool *pred*: eagerly only the chosen branch runs; traced, both run and each output is
+    selected with ``torch.where`` (no data-dependent control flow in the graph)."""
+    if not _tracing():
+        return if_true() if bool(pred) else if_false()
+    return tuple(torch.where(pred, a, b) for a, b in zip(if_true(), if_false(), strict=True))
 
 
 def ctx_error(p, message):
