@@ -86,3 +86,28 @@ def test_line_search_is_one_loop_in_the_graph():
         assert u.abs().max() < 1e-8  # converged where plain Newton diverges
         torch.testing.assert_close(ep.module()(u0), u, rtol=0, atol=0)
         torch.testing.assert_close(ep.module()(u0[1:2]), m(u0[1:2]), rtol=0, atol=0)
+
+
+def test_loop_inputs_are_distinct_tensors():
+    """One tensor passed twice as carried state becomes two loop inputs (AOT Inductor
+    rejects a while_loop whose inputs alias: "cond_fn might be aliasing the input")."""
+
+    class _Twice(torch.nn.Module):
+        def forward(self, x):
+            i0 = torch.zeros((), dtype=torch.int64)
+
+            def cond(i, j, y):
+                return i < 2
+
+            def body(i, j, y):
+                return i + 1, j + 2, y * 2
+
+            return run_loop(cond, body, (i0, i0, x))[2]
+
+    b = torch.export.Dim("b", min=1)
+    x = torch.arange(3, dtype=F64)
+    ep = torch.export.export(_Twice(), (x,), dynamic_shapes=({0: b},), strict=False)
+    (loop,) = [n for n in ep.graph.nodes if n.target is torch.ops.higher_order.while_loop]
+    carried = loop.args[2]
+    assert len({id(a) for a in carried}) == len(carried) == 3
+    torch.testing.assert_close(ep.module()(x), 4 * x)

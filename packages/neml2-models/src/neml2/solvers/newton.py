@@ -56,8 +56,13 @@ def run_loop(cond, body, state: tuple):
             return tuple(o.clone() if any(o is x for x in s) else o for o in out)
 
         # carried tensors must keep their metadata through the body: a broadcast
-        # (stride-0) input would come back from the body with dense strides
-        state = tuple(s.contiguous() for s in state)
+        # (stride-0) input would come back from the body with dense strides; and no two
+        # may be one tensor (AOT Inductor refuses a loop whose inputs alias each other)
+        carried: list[torch.Tensor] = []
+        for s in state:
+            s = s.contiguous()
+            carried.append(s.clone() if any(s is c for c in carried) else s)
+        state = tuple(carried)
         return while_loop(cond, body_no_alias, state)
     while bool(cond(*state)):
         state = body(*state)
