@@ -96,7 +96,7 @@ def test_metadata_records_sub_batch(crystal):
 
 
 @slow
-@pytest.mark.parametrize("n", [1, 7, 100])
+@pytest.mark.parametrize("n", [1, 7, 1000])
 def test_matches_eager(crystal, eager, n):
     aoti = AOTIRuntime(crystal.artifact_dir)
     x = inputs(n)

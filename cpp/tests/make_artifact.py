@@ -279,7 +279,7 @@ def routes(out: Path, names: list[str] | None = None) -> int:
         sub = {v["name"]: v["sub_batch"] for v in meta["inputs"]}
         eager = neml2.load_model(src, model)
         cases = []
-        for n in BATCHES if name != "crystal" else (1, 7, 100):
+        for n in BATCHES:
             x, t = make_inputs(n, torch.Generator().manual_seed(n))
             ref = _eager_reference(
                 eager, x, t, [(d["output"], d["input"]) for d in meta["derivatives"]], sub
