@@ -188,9 +188,10 @@ class NewtonWithLineSearch(Newton):
         """Solve ``r(u) = 0`` from ``u0``; the same iterates as a Newton step followed by a
         line search, written as one loop in which every pass evaluates one trial point.
 
-        A pass either accepts its trial (every point stopped, or the trials ran out: a new
-        Newton iterate, whose direction is solved for at once) or cuts ``α`` where a point
-        has not stopped. So a traced graph holds a single copy of the residual and
+        A pass first solves for the Newton direction if it starts a new iterate (eagerly
+        only then; traced, every pass solves and the result is selected), evaluates the
+        trial ``u + α du``, then either accepts it (every point stopped, or the trials ran
+        out) or cuts ``α`` where a point has not stopped. So a traced graph holds a single copy of the residual and
         Jacobian evaluation for the loop, however many trials are allowed, instead of one
         per trial (the crystal-plasticity models evaluate a large Jacobian per trial).
         """
@@ -205,7 +206,6 @@ class NewtonWithLineSearch(Newton):
         max_trials = max(self.opts["max_linesearch_iterations"] - 1, 1)
         r0, J0 = fn(u0, *args)
         nr0 = torch.linalg.vector_norm(r0, dim=-1)
-        du0 = self.linear.solve(J0, -r0)
         it0 = torch.zeros((), dtype=torch.int64, device=u0.device)
 
         def cond(it, trial, alpha, u, r, J, du, nr0, *args):
@@ -213,6 +213,7 @@ class NewtonWithLineSearch(Newton):
             return (it < max_its) & ~_converged(nr, nr0, atol, rtol).all()
 
         def body(it, trial, alpha, u, r, J, du, nr0, *args):
+            (du,) = _choose(trial == 0, lambda: (self.linear.solve(J, -r),), lambda: (du,))
             nr02 = (r * r).sum(-1)
             u_try = u + alpha.unsqueeze(-1) * du
             r_try, J_try = fn(u_try, *args)
@@ -234,7 +235,6 @@ class NewtonWithLineSearch(Newton):
                 if verbose:
                     nr = torch.linalg.vector_norm(r_try, dim=-1)
                     print(f"  Newton it {int(it) + 1}: max |r| = {float(nr.max()):.3e}")
-                du = self.linear.solve(J_try, -r_try)
                 return (it + 1, trial * 0, torch.ones_like(alpha), u_try, r_try, J_try, du)
 
             def backtrack():
@@ -243,7 +243,8 @@ class NewtonWithLineSearch(Newton):
             done = stop.all() | (trial + 1 >= max_trials)
             return (*_choose(done, accept, backtrack), nr0, *args)
 
-        state = (it0, it0, torch.ones_like(nr0), u0, r0, J0, du0, nr0, *args)
+        # du: solved for at the first pass of each iterate (its start value is unused)
+        state = (it0, it0, torch.ones_like(nr0), u0, r0, J0, torch.zeros_like(u0), nr0, *args)
         it, _, _, u, r, *_ = run_loop(cond, body, state)
         nr = torch.linalg.vector_norm(r, dim=-1)
         return NewtonResult(u, it, _converged(nr, nr0, atol, rtol), nr, nr0)
