@@ -191,9 +191,10 @@ class NewtonWithLineSearch(Newton):
         A pass first solves for the Newton direction if it starts a new iterate (eagerly
         only then; traced, every pass solves and the result is selected), evaluates the
         trial ``u + α du``, then either accepts it (every point stopped, or the trials ran
-        out) or cuts ``α`` where a point has not stopped. So a traced graph holds a single copy of the residual and
-        Jacobian evaluation for the loop, however many trials are allowed, instead of one
-        per trial (the crystal-plasticity models evaluate a large Jacobian per trial).
+        out) or cuts ``α`` where a point has not stopped. So a traced graph holds a single
+        copy of the residual and Jacobian evaluation for the loop, however many trials are
+        allowed, instead of one per trial (the crystal-plasticity models evaluate a large
+        Jacobian per trial).
         """
         atol, rtol = self.opts["abs_tol"], self.opts["rel_tol"]
         max_its = self.opts["max_its"]
