@@ -139,11 +139,14 @@ def _elasticity_inputs(n, g):
 
 
 def _j2_inputs(n, g):
+    """One step of the isoharden regression model (strain-driven radial return)."""
     x = {
         "E": _rand(g, n, 6, scale=0.02),
-        "E~1": torch.zeros(n, 6, dtype=torch.float64),
+        "equivalent_plastic_strain~1": 1e-3 * torch.rand(n, generator=g, dtype=torch.float64),
         "t": torch.ones(n, dtype=torch.float64),
         "t~1": torch.zeros(n, dtype=torch.float64),
+        "plastic_strain~1": _rand(g, n, 6, scale=1e-3),
+        "flow_rate~1": torch.zeros(n, dtype=torch.float64),
     }
     return x, {"E": _rand(g, n, 6, scale=1e-3)}
 
@@ -266,6 +269,14 @@ def routes(out: Path, names: list[str] | None = None) -> int:
     if not SOLID.is_dir():
         print(f"make_artifact --routes: {SOLID} not found; skipped")
         return SKIP
+    unknown = [n for n in names or [] if n not in CASES]
+    if unknown:
+        print(
+            f"make_artifact --routes: unknown case(s) {', '.join(unknown)}; "
+            f"cases are: {', '.join(CASES)}",
+            file=sys.stderr,
+        )
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     listing = []
     for name in names or list(CASES):

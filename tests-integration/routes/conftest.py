@@ -22,10 +22,14 @@ CACHE = ROOT / "build" / "aoti-cache"
 
 
 def compile_artifact(case, outdir: Path):
-    """``neml2-compile`` of *case* with its Jacobian pairs (CPU, float64)."""
+    """``neml2-compile`` of *case* with its Jacobian pairs and sub-batch shapes (CPU,
+    float64; the Taylor input declares no [Settings]/example_batch_shape of its own)."""
+    from dataclasses import replace
+
     from neml2.compiler import CompileOptions, compile_file
 
     opts = CompileOptions.from_strings(case.model, list(case.pairs), [])
+    opts = replace(opts, sub_batch={k: tuple(v) for k, v in case.sub_batch.items()})
     return compile_file(case.file, opts, outdir / case.name, cache_dir=CACHE)
 
 

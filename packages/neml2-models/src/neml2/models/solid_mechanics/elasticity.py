@@ -130,4 +130,4 @@ class GeneralElasticity(Model):
 
     def forward(self, strain: SR2, orientation: MRP) -> SR2:
         C = self.param("elastic_stiffness_tensor").rotate(orientation)
-        return C @ strain
+        return C.matmul(strain)  # not `@`: Dynamo cannot trace it on wrappers
