@@ -124,6 +124,18 @@ class AOTIModel(Model):
         base = tuple(x.base_shape)
         return x.data.reshape(*dyn, *([1] * len(sub)), *base).expand(*dyn, *sub, *base)
 
+    def _typed_inputs(self, inputs: Mapping[str, Any]) -> list:
+        """Name-keyed inputs for ``forward(dict)``: a raw tensor is ``(*B, *sub, *base)``
+        with the artifact's sub-batch shape (as the runtime reads it), not a batch of
+        ``(*B, *sub)`` to broadcast the sub-batch over again."""
+        typed = super()._typed_inputs(inputs)
+        return [
+            x
+            if isinstance(inputs[n], tensors.TensorWrapper) or not self._sub[n]
+            else type(x)(x.data, len(self._sub[n]))
+            for n, x in zip(self.input_spec, typed, strict=True)
+        ]
+
     def _raw(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         return {n: x.data if isinstance(x, tensors.TensorWrapper) else x for n, x in inputs.items()}
 
