@@ -2,8 +2,8 @@
 
 Uses the reference library's regression case rate_independent_plasticity/isoharden
 (J2, Voce hardening, ImplicitUpdate + Newton): compiled with -d stress:E, checked at
-batch 1, 7 and 1000 (forward and the IFT Jacobian), and run through its compiled stub by
-neml2-run against the gold result.
+batch 1, 7 and 1000 (forward, the IFT Jacobian and a jvp, 1e-10 relative), and run
+through its compiled stub by neml2-run against the gold result.
 
 Cold, the two graphs take ~3-5 minutes to compile on a 2-core machine, so this module
 runs only with NEML2_TEST_AOTI_IMPLICIT=1 (warm runs reuse build/aoti-cache).
@@ -77,9 +77,15 @@ def test_matches_eager(implicit, n):
         scale = float(oute[k].abs().max()) + 1e-300
         torch.testing.assert_close(out[k], oute[k], rtol=1e-10, atol=1e-10 * scale)
     scale = float(Je["stress"]["E"].abs().max())
-    torch.testing.assert_close(J["stress"]["E"], Je["stress"]["E"], rtol=1e-8, atol=1e-10 * scale)
+    torch.testing.assert_close(J["stress"]["E"], Je["stress"]["E"], rtol=1e-10, atol=1e-10 * scale)
     f = aoti.forward(x)
     torch.testing.assert_close(f["stress"], out["stress"], rtol=1e-12, atol=0)
+    t = {"E": 1e-3 * (torch.rand(n, 6, generator=torch.Generator().manual_seed(5), dtype=F64))}
+    with torch.no_grad():
+        _, jv = aoti.jvp(x, t)
+        _, jve = eager.jvp(x, t)
+    scale = float(jve["stress"].abs().max())
+    torch.testing.assert_close(jv["stress"], jve["stress"], rtol=1e-10, atol=1e-10 * scale)
 
 
 def test_metadata_records_the_solver(implicit):
