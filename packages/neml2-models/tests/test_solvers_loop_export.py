@@ -109,5 +109,37 @@ def test_loop_inputs_are_distinct_tensors():
     ep = torch.export.export(_Twice(), (x,), dynamic_shapes=({0: b},), strict=False)
     (loop,) = [n for n in ep.graph.nodes if n.target is torch.ops.higher_order.while_loop]
     carried = loop.args[2]
-    assert len({id(a) for a in carried}) == len(carried) == 3
+    # the three given, plus run_loop's own pass counter
+    assert len({id(a) for a in carried}) == len(carried) == 4
     torch.testing.assert_close(ep.module()(x), 4 * x)
+
+
+def test_zero_pass_loop_returns_its_initial_state():
+    """A loop whose condition is false at once returns the initial values, read through
+    a select on the pass count (so the initial buffers stay alive until read; Inductor
+    reused them for later outputs when the loop's result was the bare initial buffer)."""
+
+    class _Maybe(torch.nn.Module):
+        def forward(self, x, stop):
+            i0 = torch.zeros((), dtype=torch.int64)
+            y0 = 2.0 * x
+
+            def cond(i, y):
+                return (i < 3) & (y.sum() < stop)
+
+            def body(i, y):
+                return i + 1, y + 1.0
+
+            i, y = run_loop(cond, body, (i0, y0))
+            return y * 3.0, i
+
+    b = torch.export.Dim("b", min=1)
+    x = torch.arange(3, dtype=F64)
+    stop = torch.tensor(0.0, dtype=F64)
+    ep = torch.export.export(_Maybe(), (x, stop), dynamic_shapes=({0: b}, None), strict=False)
+    wheres = _count(ep, torch.ops.aten.where.self)
+    assert wheres == 2  # one select per carried tensor
+    for s, its in ((0.0, 0), (100.0, 3)):
+        y, i = ep.module()(x, torch.tensor(s, dtype=F64))
+        assert int(i) == its
+        torch.testing.assert_close(y, 3.0 * (2.0 * x + its))

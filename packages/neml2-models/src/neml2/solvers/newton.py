@@ -62,8 +62,20 @@ def run_loop(cond, body, state: tuple):
         for s in state:
             s = s.contiguous()
             carried.append(s.clone() if any(s is c for c in carried) else s)
-        state = tuple(carried)
-        return while_loop(cond, body_no_alias, state)
+        # A loop that runs zero times returns its initial buffers, and Inductor (torch
+        # 2.13) may hand such a buffer to a later kernel as its output while the loop's
+        # result still points at it: wrong results, no error (seen with J2 radial return
+        # in a transient run, whose predictor is often already converged). Counting the
+        # passes and selecting the initial value when there were none keeps every
+        # initial buffer alive until it has been read.
+        passes0 = torch.zeros((), dtype=torch.int64, device=carried[0].device)
+        passes, *out = while_loop(
+            lambda n, *s: cond(*s),
+            lambda n, *s: (n + 1, *body_no_alias(*s)),
+            (passes0, *carried),
+        )
+        ran = passes > 0
+        return tuple(torch.where(ran, o, s) for o, s in zip(out, carried, strict=True))
     while bool(cond(*state)):
         state = body(*state)
     return state

@@ -1,0 +1,108 @@
+"""A compiled Newton solve that needs no iteration returns the right answer.
+
+In a transient run a good predictor often lands on the solution: the Newton loop
+then runs zero times. Inductor (torch 2.13) reused such a loop's initial buffer for a
+later kernel's output while the loop's result still pointed at it, so py-aoti gave
+wrong stresses (18 % off in gamma) on exactly those steps, with no error. This checks
+the case that exposed it: J2 radial return (the reference library's
+``benchmark/radret`` model, one unknown, linear-extrapolation predictor), fed a step
+whose predictor is already converged, and one that is not, at batch 1 and 7.
+
+One forward graph compiles in about a minute cold (build/aoti-cache keeps it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+import neml2
+from neml2.aoti import Model as AOTIRuntime
+from neml2.compiler import CompileOptions, compile_file
+from neml2.solvers import newton
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "build" / "aoti-cache"
+RADRET = ROOT / "benchmarks" / "suite" / "workloads" / "j2_radret.i"
+F64 = torch.float64
+
+
+@pytest.fixture(scope="session")
+def radret(tmp_path_factory):
+    d = tmp_path_factory.mktemp("radret")
+    res = compile_file(RADRET, CompileOptions.from_strings("model"), d, cache_dir=CACHE)
+    return AOTIRuntime(res.artifact_dir)
+
+
+@pytest.fixture(scope="module")
+def eager():
+    return neml2.load_model(RADRET, "model")
+
+
+def _step(n: int) -> dict:
+    """A plastic step from a virgin state: strain ramps to 1-3 % uniaxially."""
+    scale = torch.linspace(0.01, 0.03, n, dtype=F64).unsqueeze(-1)
+    strain = scale * torch.tensor([1.0, -0.5, -0.5, 0.0, 0.0, 0.0], dtype=F64)
+    zero6 = torch.zeros(n, 6, dtype=F64)
+    zero = torch.zeros(n, dtype=F64)
+    return {
+        "strain": strain,
+        "plastic_strain~1": zero6,
+        "equivalent_plastic_strain~1": zero,
+        "kinematic_plastic_strain~1": zero6,
+        "gamma~1": zero,
+        "gamma~2": zero,
+        "t": torch.full((n,), 2.0, dtype=F64),
+        "t~1": torch.full((n,), 1.0, dtype=F64),
+        "t~2": torch.zeros(n, dtype=F64),
+    }
+
+
+def _iterations(eager, x) -> tuple[dict, int]:
+    """Eager outputs and the Newton iteration count of the call."""
+    counts = []
+    solve = newton.Newton.solve
+
+    def counting(self, *a, **k):
+        res = solve(self, *a, **k)
+        counts.append(int(res.iterations))
+        return res
+
+    newton.Newton.solve = counting
+    try:
+        with torch.no_grad():
+            out = eager.forward(x)
+    finally:
+        newton.Newton.solve = solve
+    assert len(counts) == 1
+    return out, counts[0]
+
+
+def _assert_matches(got: dict, want: dict) -> None:
+    assert set(got) == set(want)
+    for k, w in want.items():
+        scale = float(w.abs().max()) + 1e-300
+        torch.testing.assert_close(got[k], w, rtol=1e-10, atol=1e-10 * scale, msg=k)
+
+
+@pytest.mark.parametrize("n", [1, 7])
+def test_converged_predictor(radret, eager, n):
+    x = _step(n)
+    first, its = _iterations(eager, x)
+    assert its > 0
+    _assert_matches(radret.forward(x), first)
+    # the same step again with gamma~2 = -gamma: the linear extrapolation from
+    # (t~2, gamma~2) through (t~1, 0) to t lands on gamma (equal time steps). The
+    # first solve stopped on the relative tolerance, so one more pass polishes gamma
+    # below abs_tol; from there on Newton runs zero iterations.
+    again = dict(x)
+    sol, its = first, -1
+    for _ in range(3):
+        again["gamma~2"] = -sol["gamma"]
+        sol, its = _iterations(eager, again)
+        if its == 0:
+            break
+    assert its == 0
+    _assert_matches(radret.forward(again), sol)
