@@ -415,17 +415,18 @@ class NotCompiled(RuntimeError):
     """``--compile reuse-only`` and no earlier compile of this input."""
 
 
-def compiled(w, a, rows: list[dict], compile_fn, fallback: str) -> Path:
+def compiled(w, a, rows: list[dict], compile_fn, fallback: str, library_key: str = "") -> Path:
     """The artifact of workload *w*: ``compile_fn(rows) -> path`` appends its timing rows.
 
     With ``--compile reuse`` (or ``reuse-only``) an artifact that an earlier run compiled
-    from the same input file (``<work-dir>/compile.json``) is loaded, and its compile
+    from the same input file with the same library (*library_key*: a digest of the
+    compiling library's code; ``<work-dir>/compile.json``) is loaded, and its compile
     times are reported again (the note says when they were measured); a compile that
     failed then fails again with the same message. Otherwise ``reuse`` compiles in mode
     *fallback* (and records the result for reuse) and ``reuse-only`` raises NotCompiled.
     """
     stamp = a.work_dir / "compile.json"
-    key = hashlib.sha256(w.path.read_bytes()).hexdigest()
+    key = hashlib.sha256(w.path.read_bytes() + library_key.encode()).hexdigest()
     if a.compile in ("reuse", "reuse-only") and stamp.is_file():
         d = json.loads(stamp.read_text())
         if d["key"] == key and d.get("error"):

@@ -74,6 +74,13 @@ def _compile(w, a, rows):
     return res.artifact_dir
 
 
+def _library_key() -> str:
+    """Digest of our installed library code: an artifact compiled by other code is stale."""
+    from neml2.compiler._compile import _sources_digest
+
+    return _sources_digest()
+
+
 def _save_inputs(stem: Path, x: dict) -> None:
     """The C++ program's input format: ``stem.json`` ({"tensors": {"input/<name>":
     {shape, offset}}}, offsets in float64 elements) + ``stem.bin`` (raw float64)."""
@@ -200,14 +207,14 @@ def main() -> int:
         elif a.route == "py-aoti":
             from neml2.aoti import Model as AOTIModel
 
-            artifact = M.compiled(w, a, rows, lambda r: _compile(w, a, r), "cold")
+            artifact = M.compiled(w, a, rows, lambda r: _compile(w, a, r), "cold", _library_key())
             adapter = RawAdapter(AOTIModel(artifact))
         elif a.route == "cpp-dispatch":
             # neml2::aoti::DispatchedModel through its binding: the call runs in C++ (GIL
             # released), the batch split over one CPU worker per core
             from neml2.aoti import DispatchedModel
 
-            artifact = M.compiled(w, a, [], lambda r: _compile(w, a, r), "cached")
+            artifact = M.compiled(w, a, [], lambda r: _compile(w, a, r), "cached", _library_key())
             workers = ["cpu"] * max(1, os.cpu_count() or 1)
             adapter = RawAdapter(DispatchedModel(str(artifact), workers=workers))
         elif a.route == "cpp-aoti":
@@ -215,7 +222,7 @@ def main() -> int:
 
             if a.cpp_exe is None or not a.cpp_exe.is_file():
                 raise FileNotFoundError("no C++ timing program (benchmarks/aoti/cpp) was built")
-            artifact = M.compiled(w, a, [], lambda r: _compile(w, a, r), "cached")
+            artifact = M.compiled(w, a, [], lambda r: _compile(w, a, r), "cached", _library_key())
             adapter = RawAdapter(AOTIModel(artifact))  # inputs' names and shapes only
             adapter.call = _cpp_caller(a, artifact)
         else:
