@@ -304,6 +304,61 @@ def test_untraceable_model_is_fatal():
         jit.forward({"x": torch.ones(3, dtype=F64)})
 
 
+def _fake_inductor(monkeypatch, fail_with: str | None):
+    """torch.compile in neml2.models._jit replaced by a recorder: a graph compiled with
+    the default options raises *fail_with* (as Inductor would) on its first call; any
+    other compile runs the body eagerly. Returns the recorded options."""
+    import neml2.models._jit as jit_mod
+
+    seen: list[dict | None] = []
+
+    def fake_compile(fn, **kw):
+        seen.append(kw.get("options"))
+        if fail_with is not None and not (kw.get("options") or {}):
+
+            def failing(*a, **k):
+                raise torch._dynamo.exc.BackendCompilerFailed(
+                    "inductor", RuntimeError(fail_with), None
+                )
+
+            return failing
+        return fn
+
+    monkeypatch.setattr(jit_mod.torch, "compile", fake_compile)
+    return seen
+
+
+def test_pattern_matcher_fallback(monkeypatch, tmp_path_factory):
+    """The torch 2.13 FakeTensorUpdater failure recompiles that graph once without
+    Inductor's pattern passes (with a warning); the result is the eager one."""
+    src = _write(tmp_path_factory, "elasticity_fb", ELASTICITY)
+    eager = load_model(src, "elasticity")
+    seen = _fake_inductor(
+        monkeypatch,
+        "A subgraph argument other than striding has been modified; FakeTensorUpdater "
+        "cannot update this argument!",
+    )
+    jit = neml2.compile(load_model(src, "elasticity"))
+    x = {"strain": _rand(5, 6)}
+    with pytest.warns(RuntimeWarning, match="without them"):
+        y = jit.forward(x)
+    _close(y["stress"], eager.forward(x)["stress"].detach())
+    assert jit.recompiled_without_patterns == ["forward"]
+    assert seen[-1] == {"pattern_matcher": False}
+    jit.forward(x)  # the replacement stays: no second warning, no third compile
+    assert jit.recompiled_without_patterns == ["forward"]
+
+
+def test_other_compile_failures_are_not_retried(monkeypatch, tmp_path_factory):
+    src = _write(tmp_path_factory, "elasticity_nofb", ELASTICITY)
+    _fake_inductor(monkeypatch, "some other lowering error")
+    jit = neml2.compile(load_model(src, "elasticity"))
+    with pytest.raises(FatalError, match=r"\(forward\) cannot be compiled") as e:
+        jit.forward({"strain": _rand(5, 6)})
+    assert "some other lowering error" in str(e.value.__cause__)
+    assert jit.recompiled_without_patterns == []
+
+
 # ---------------------------------------------------------------------- sub-batch
 def test_sub_batch_raw_inputs(tmp_path_factory):
     """Per-slip inputs as raw (*B, nslip) tensors, declared with sub_batch=."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import types
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -146,13 +147,10 @@ class CompiledModel(torch.nn.Module):
             for m in model.modules()
             if _is_solver(getattr(m, "solver", None))
         ]
-        kw = {"backend": backend, "mode": mode, "options": options, "fullgraph": fullgraph}
-        self._compiled = {
-            "forward": torch.compile(_fresh(_forward_graph), **kw),
-            "jvp": torch.compile(_fresh(_jvp_graph), **kw),
-            "jacobian": torch.compile(_fresh(_jacobian_graph), **kw),
-            "typed": torch.compile(_fresh(_typed_graph), **kw),
-        }
+        self._kw = {"backend": backend, "mode": mode, "options": options, "fullgraph": fullgraph}
+        self._compiled = {op: torch.compile(_fresh(fn), **self._kw) for op, fn in _GRAPHS.items()}
+        #: graphs recompiled without Inductor's pattern matcher (see _without_patterns)
+        self.recompiled_without_patterns: list[str] = []
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -319,6 +317,35 @@ class CompiledModel(torch.nn.Module):
 
         return torch.utils._pytree.tree_map(unflat, out)
 
+    def _without_patterns(self, op: str, e: Exception) -> bool:
+        """Replace graph *op* by one compiled without Inductor's pattern matcher, if *e* is
+        the torch 2.13 failure that this avoids; whether it was replaced.
+
+        Inductor's post-grad pattern passes can rewrite a node that feeds a
+        ``while_loop`` so that the subgraph's placeholder no longer matches it ("A
+        subgraph argument other than striding has been modified; FakeTensorUpdater
+        cannot update this argument!"). Seen on the Taylor model's in-graph Newton; the
+        same graph compiles without those passes. Done once per graph, with a warning.
+        """
+        opts = dict(self._kw["options"] or {})
+        if (
+            "FakeTensorUpdater cannot update" not in str(e)
+            or self.backend_name != "inductor"
+            or opts.get("pattern_matcher") is False
+        ):
+            return False
+        warnings.warn(
+            f"neml2.compile: {self.model._label()} ({op}): Inductor's pattern passes broke "
+            "the in-graph solve (torch FakeTensorUpdater); compiling this graph again "
+            "without them",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        kw = {**self._kw, "options": {**opts, "pattern_matcher": False}}
+        self._compiled[op] = torch.compile(_fresh(_GRAPHS[op]), **kw)
+        self.recompiled_without_patterns.append(op)
+        return True
+
     def _run(self, op: str, call):
         """Call compiled graph *op*; turn compile failures into FatalError and a failed
         in-graph solve into ConvergenceError."""
@@ -330,7 +357,12 @@ class CompiledModel(torch.nn.Module):
         for m, _, probe in self._probes:
             m.solver = probe
         try:
-            res = call(self._compiled[op])
+            try:
+                res = call(self._compiled[op])
+            except torch._dynamo.exc.TorchDynamoException as e:
+                if not self._without_patterns(op, e):
+                    raise
+                res = call(self._compiled[op])
         except (FatalError, ConvergenceError):
             raise
         except torch._dynamo.exc.TorchDynamoException as e:
@@ -396,3 +428,12 @@ def _jacobian_graph(model, names, types_, subs, xs):
 
 def _typed_graph(model, args, v, v2):
     return _with_status(model, lambda: model(*args, v=v, v2=v2))
+
+
+#: the compiled bodies, one torch.compile per CompiledModel each
+_GRAPHS = {
+    "forward": _forward_graph,
+    "jvp": _jvp_graph,
+    "jacobian": _jacobian_graph,
+    "typed": _typed_graph,
+}
