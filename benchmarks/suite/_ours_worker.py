@@ -10,6 +10,7 @@ worker per core, called through its binding).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -34,6 +35,8 @@ def _compile(w, a, rows):
     from neml2.compiler import CompileOptions, compile_file
 
     opts = CompileOptions.from_strings(w.model, [])
+    # per-grain state (Taylor): the input file declares no sub-batch shapes
+    opts = dataclasses.replace(opts, sub_batch=dict(w.state_sub_batch))
     if a.compile in ("cold", "cold-once"):
         cold_dir = Path(tempfile.mkdtemp(prefix="cold-", dir=a.work_dir))
         t0 = time.perf_counter()

@@ -173,6 +173,10 @@ class ImplicitUpdate(Model):
         kinds = [(type(given[n]), given[n].sub_batch_ndim) for n in names]
 
         def fn(u, *datas):
+            # the batch shape from u itself, not the enclosing *batch*: inside a traced
+            # while_loop body a symbolic size captured from outside cannot be a reshape
+            # argument (Dynamo: "Unsupported argument type in tensor method call")
+            batch = tuple(u.shape[:-1])
             vals = {n: k(d, s) for n, (k, s), d in zip(names, kinds, datas, strict=True)}
             vals.update(ulay.unflatten(u))
             seeds = ulay.seeds(u.dtype, u.device)
