@@ -104,10 +104,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     p.add_argument(
         "--reference-compile",
-        choices=("cold", "cold-once", "cached"),
+        choices=("cold", "cold-once", "cached", "reuse-only"),
         default="cold-once",
         help="reference py-aoti: cold-once (default) compiles once with an empty "
-        "Inductor cache; cold adds a second, cached compile (minutes)",
+        "Inductor cache; cold adds a second, cached compile (minutes); reuse-only loads "
+        "the artifact of an earlier --compile-only run (as --reuse-compiled does for both "
+        "sides), e.g. when only our side's code changed",
     )
     p.add_argument(
         "--max-minutes",
