@@ -468,13 +468,26 @@ def main(argv=None) -> int:
 
 
 def merge_into(dest: Path, rows: list[dict], meta: dict, log) -> None:
-    """Replace *dest*'s rows of every (side, workload, route, batch) measured in *rows*
-    (compile-time rows stay) and rewrite *dest*'s report."""
+    """Replace *dest*'s rows of every (side, workload, route, batch) measured in *rows*,
+    and its compile-time rows of every (side, workload, route, metric) that *rows*
+    measured again (e.g. a --compile-only run); rewrite *dest*'s report."""
     with (dest / "results.csv").open() as f:
         old = list(csv.DictReader(f))
-    new = [r for r in rows if r["batch"] != ""]
+
+    def compile_key(r) -> tuple | None:
+        timed = r["metric"].startswith("compile_") and r["value"] not in ("", None)
+        return (r["side"], r["workload"], r["route"], r["metric"]) if timed else None
+
+    new = [r for r in rows if r["batch"] != "" or compile_key(r) is not None]
     measured = {(r["side"], r["workload"], r["route"], str(r["batch"])) for r in new}
-    kept = [r for r in old if (r["side"], r["workload"], r["route"], r["batch"]) not in measured]
+    measured = {m for m in measured if m[3] != ""}
+    recompiled = {compile_key(r) for r in new} - {None}
+    kept = [
+        r
+        for r in old
+        if (r["side"], r["workload"], r["route"], r["batch"]) not in measured
+        and compile_key(r) not in recompiled
+    ]
     for r in kept:  # CSV strings back to the types the report reads
         for k in ("value", "lo", "hi"):
             r[k] = float(r[k]) if r[k] not in ("", None) else None
@@ -485,7 +498,10 @@ def merge_into(dest: Path, rows: list[dict], meta: dict, log) -> None:
     cells: dict[tuple, list[str]] = {}
     for s, w, r, b in sorted(measured):
         cells.setdefault((s, w, r), []).append(b)
-    text = "; ".join(f"{s} {w} {r} at {', '.join(b)}" for (s, w, r), b in cells.items())
+    text = "; ".join(
+        [f"{s} {w} {r} at {', '.join(b)}" for (s, w, r), b in cells.items()]
+        + [f"{s} {w} {r} {m}" for s, w, r, m in sorted(recompiled)]
+    )
     dmeta.setdefault("merged", []).append(
         {"started_utc": meta["started_utc"], "git_commit": meta["git_commit"], "cells": text}
     )
