@@ -479,8 +479,9 @@ def merge_into(dest: Path, rows: list[dict], meta: dict, log) -> None:
         return (r["side"], r["workload"], r["route"], r["metric"]) if timed else None
 
     new = [r for r in rows if r["batch"] != "" or compile_key(r) is not None]
-    measured = {(r["side"], r["workload"], r["route"], str(r["batch"])) for r in new}
-    measured = {m for m in measured if m[3] != ""}
+    measured = {
+        (r["side"], r["workload"], r["route"], str(r["batch"])) for r in new if r["batch"] != ""
+    }
     recompiled = {compile_key(r) for r in new} - {None}
     kept = [
         r
