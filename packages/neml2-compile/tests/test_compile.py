@@ -171,15 +171,15 @@ def test_cli_cache_hit_and_errors(compiled, elasticity_input, tmp_path, capsys, 
     assert "expected OUT:IN" in capsys.readouterr().err
 
 
-def test_explicit_models_get_parallel_kernels(compiled):
-    """An explicit model is exported at a batch of 1024: Inductor's size hint, so its
-    kernels get an OpenMP region (at 8 they were serial: one core at any batch)."""
+def test_models_get_parallel_kernels(compiled):
+    """A model is exported at a batch of 1024: Inductor's size hint, so its kernels get
+    an OpenMP region (at 8 they were serial: one core at any batch)."""
     import zipfile
 
-    from neml2.compiler._compile import EXAMPLE_BATCH_EXPLICIT
+    from neml2.compiler._compile import EXAMPLE_BATCH
 
     res, _ = compiled
-    assert res.metadata["batch"]["example"] == EXAMPLE_BATCH_EXPLICIT == 1024
+    assert res.metadata["batch"]["example"] == EXAMPLE_BATCH == 1024
     pt2 = res.artifact_dir / "cpu" / "float64" / "forward.pt2"
     with zipfile.ZipFile(pt2) as z:
         kernels = [z.read(n).decode() for n in z.namelist() if n.endswith("kernel.cpp")]

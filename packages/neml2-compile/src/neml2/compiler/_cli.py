@@ -15,7 +15,6 @@ from pathlib import Path
 
 from neml2.compiler._compile import (
     EXAMPLE_BATCH,
-    EXAMPLE_BATCH_EXPLICIT,
     compile_model,
     default_cache_dir,
 )
@@ -93,8 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         metavar="N",
         help="batch size of the example inputs used for export, also Inductor's size hint "
-        f"(>= 2; default {EXAMPLE_BATCH} for implicit models, {EXAMPLE_BATCH_EXPLICIT} for "
-        "explicit ones, whose kernels then get an OpenMP parallel region)",
+        f"(>= 2; default {EXAMPLE_BATCH}: from about 1000 points on, kernels get an OpenMP "
+        "parallel region)",
     )
     p.add_argument(
         "--cache-dir",

@@ -33,7 +33,7 @@ from typing import Any
 
 import torch
 
-from neml2.compiler._graphs import ForwardGraph, JacobianGraph, has_solves
+from neml2.compiler._graphs import ForwardGraph, JacobianGraph
 from neml2.compiler._options import CompileOptions, DerivativePair
 from neml2.compiler._sub_batch import infer_sub_batch, probe_inputs
 from neml2.compiler._subgraph_constants import inline_subgraph_constants
@@ -43,14 +43,21 @@ from neml2.tensors import FatalError
 SCHEMA_VERSION = 1
 #: Bumped whenever the graphs built for the same model change (part of the cache key).
 GRAPH_VERSION = 3
-#: Batch size of the example inputs (never 0 or 1: torch would specialise on it) of a
-#: model with an implicit solve: the compile runs the model at this batch.
-EXAMPLE_BATCH = 8
-#: ... and of an explicit model. The example batch is also the size hint Inductor plans
-#: its loops with: below about 1000 points it emits serial kernels, so a large batch
-#: would run on one core (elasticity at 1e6 points, 2 cores, allocator keeping freed
-#: memory: 6.8e7 points/s serial vs 1.45e8 with the OpenMP region; no slower at batch 1).
-EXAMPLE_BATCH_EXPLICIT = 1024
+#: Batch size of the example inputs used for export (never 0 or 1: torch would specialise
+#: on it). It is also the size hint AOT Inductor plans its loops with: below about 1000
+#: points per kernel it emits serial kernels, which run on one core at any batch. On 2
+#: cores, with a hint of 1024 instead of 8: elasticity at 1e6 points 6.8e7 -> 1.45e8
+#: points/s; J2 radial return at 1e4-1e5 2.6-2.8e5 -> 4.0-4.4e5, Perzyna 4.5-4.7e4 ->
+#: 7.3-7.6e4, Chaboche (2 back stresses) at 1e4 3.8e3 -> 6.6e3 (batch 1 is 15-25 %
+#: slower: the OpenMP regions' fork/join).
+EXAMPLE_BATCH = 1024
+#: Inductor settings of every AOTI compile (part of the cache key). ``dynamic_threads``:
+#: the kernels' OpenMP regions take the thread count of the calling thread at run time,
+#: and a parallel reduction sizes its per-thread partials with it. Without it, torch
+#: 2.13 sizes those partials by the compiling machine's thread count: run with more
+#: threads, the reduction writes past them (J2 radial return compiled on 2 cores and
+#: run with 4 threads: segmentation fault).
+INDUCTOR_OPTIONS = {"cpp.dynamic_threads": True}
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
@@ -252,7 +259,8 @@ def _aoti(ep, path: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".pt2")
     os.close(fd)
     try:
-        torch._inductor.aoti_compile_and_package(ep, package_path=tmp)
+        with torch._inductor.config.patch(INDUCTOR_OPTIONS):
+            torch._inductor.aoti_compile_and_package(ep, package_path=tmp)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     finally:
@@ -276,11 +284,10 @@ def compile_model(
 
     *source_text*: the text that defined the model (``compile_file`` passes the rendered
     input file); with it, an unchanged model is found in the cache without an export.
-    *example_batch*: default ``EXAMPLE_BATCH`` for models with an implicit solve,
-    ``EXAMPLE_BATCH_EXPLICIT`` otherwise.
+    *example_batch*: default ``EXAMPLE_BATCH``.
     """
     if example_batch is None:
-        example_batch = EXAMPLE_BATCH if has_solves(model) else EXAMPLE_BATCH_EXPLICIT
+        example_batch = EXAMPLE_BATCH
     if example_batch < 2:
         raise FatalError(
             f"--example-batch-shape {example_batch}: must be at least 2 (torch specialises "
@@ -386,6 +393,7 @@ def compile_model(
                     # the example batch is the size hint Inductor plans loops with
                     # (e.g. whether a kernel gets an OpenMP parallel region)
                     "example_batch": example_batch,
+                    "inductor": INDUCTOR_OPTIONS,
                 }
                 skey = None
                 if use_cache and source_text is not None:
