@@ -207,10 +207,11 @@ class NewtonWithLineSearch(Newton):
         A pass first solves for the Newton direction if it starts a new iterate (eagerly
         only then; traced, every pass solves and the result is selected), evaluates the
         trial ``u + α du``, then either accepts it (every point stopped, or the trials ran
-        out) or cuts ``α`` where a point has not stopped. So a traced graph holds a single
-        copy of the residual and Jacobian evaluation for the loop, however many trials are
-        allowed, instead of one per trial (the crystal-plasticity models evaluate a large
-        Jacobian per trial).
+        out) or cuts ``α`` where a point has not stopped. The first pass evaluates ``u0``
+        itself (``trial = -1``: no direction yet) and accepts it without counting an
+        iteration. So a traced graph holds a single copy of the residual and Jacobian
+        evaluation, however many trials are allowed, instead of one per trial plus one
+        for ``u0`` (the crystal-plasticity models evaluate a large Jacobian per trial).
         """
         atol, rtol = self.opts["abs_tol"], self.opts["rel_tol"]
         max_its = self.opts["max_its"]
@@ -221,16 +222,21 @@ class NewtonWithLineSearch(Newton):
         warn_negative = self.opts["check_negative_critertion"] and not _tracing()
         verbose = self.opts["verbose"] and not _tracing()
         max_trials = max(self.opts["max_linesearch_iterations"] - 1, 1)
-        r0, J0 = fn(u0, *args)
-        nr0 = torch.linalg.vector_norm(r0, dim=-1)
-        it0 = torch.zeros((), dtype=torch.int64, device=u0.device)
+        zero = torch.zeros((), dtype=torch.int64, device=u0.device)
+        ones = torch.ones(u0.shape[:-1], dtype=u0.dtype, device=u0.device)
+        n = u0.shape[-1]
 
         def cond(it, trial, alpha, u, r, J, du, nr0, *args):
             nr = torch.linalg.vector_norm(r, dim=-1)
-            return (it < max_its) & ~_converged(nr, nr0, atol, rtol).all()
+            return (trial < 0) | ((it < max_its) & ~_converged(nr, nr0, atol, rtol).all())
 
         def body(it, trial, alpha, u, r, J, du, nr0, *args):
-            (du,) = _choose(trial == 0, lambda: (self.linear.solve(J, -r),), lambda: (du,))
+            first = trial < 0
+            (du,) = _choose(
+                first,
+                lambda: (torch.zeros_like(u),),
+                lambda: _choose(trial == 0, lambda: (self.linear.solve(J, -r),), lambda: (du,)),
+            )
             nr02 = (r * r).sum(-1)
             u_try = u + alpha.unsqueeze(-1) * du
             r_try, J_try = fn(u_try, *args)
@@ -247,22 +253,26 @@ class NewtonWithLineSearch(Newton):
                     file=sys.stderr,
                 )
             stop = (nr2 <= crit) | (nr2 <= atol2) | ~torch.isfinite(nr02)
+            nr0 = torch.where(first, torch.linalg.vector_norm(r_try, dim=-1), nr0)
 
             def accept():
-                if verbose:
+                if verbose and not bool(first):
                     nr = torch.linalg.vector_norm(r_try, dim=-1)
                     print(f"  Newton it {int(it) + 1}: max |r| = {float(nr.max()):.3e}")
-                return (it + 1, trial * 0, torch.ones_like(alpha), u_try, r_try, J_try, du)
+                it1 = torch.where(first, it, it + 1)
+                return (it1, trial * 0, torch.ones_like(alpha), u_try, r_try, J_try, du)
 
             def backtrack():
                 return (it, trial + 1, torch.where(stop, alpha, alpha / cut), u, r, J, du)
 
-            done = stop.all() | (trial + 1 >= max_trials)
+            done = first | stop.all() | (trial + 1 >= max_trials)
             return (*_choose(done, accept, backtrack), nr0, *args)
 
-        # du: solved for at the first pass of each iterate (its start value is unused)
-        state = (it0, it0, torch.ones_like(nr0), u0, r0, J0, torch.zeros_like(u0), nr0, *args)
-        it, _, _, u, r, *_ = run_loop(cond, body, state)
+        # r, J, du: placeholders until the first pass has evaluated u0 (trial -1)
+        r0 = torch.zeros_like(u0)
+        J0 = torch.zeros((*u0.shape, n), dtype=u0.dtype, device=u0.device)
+        state = (zero, zero - 1, ones, u0, r0, J0, torch.zeros_like(u0), ones * torch.nan, *args)
+        it, _, _, u, r, _, _, nr0, *_ = run_loop(cond, body, state)
         nr = torch.linalg.vector_norm(r, dim=-1)
         return NewtonResult(u, it, _converged(nr, nr0, atol, rtol), nr, nr0)
 
