@@ -13,20 +13,16 @@ One forward graph compiles in about a minute cold (build/aoti-cache keeps it).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
+from _radret import F64, RADRET, ROOT, virgin_step
 
 import neml2
 from neml2.aoti import Model as AOTIRuntime
 from neml2.compiler import CompileOptions, compile_file
 from neml2.solvers import newton
 
-ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "build" / "aoti-cache"
-RADRET = ROOT / "benchmarks" / "suite" / "workloads" / "j2_radret.i"
-F64 = torch.float64
 
 
 @pytest.fixture(scope="session")
@@ -43,21 +39,7 @@ def eager():
 
 def _step(n: int) -> dict:
     """A plastic step from a virgin state: strain ramps to 1-3 % uniaxially."""
-    scale = torch.linspace(0.01, 0.03, n, dtype=F64).unsqueeze(-1)
-    strain = scale * torch.tensor([1.0, -0.5, -0.5, 0.0, 0.0, 0.0], dtype=F64)
-    zero6 = torch.zeros(n, 6, dtype=F64)
-    zero = torch.zeros(n, dtype=F64)
-    return {
-        "strain": strain,
-        "plastic_strain~1": zero6,
-        "equivalent_plastic_strain~1": zero,
-        "kinematic_plastic_strain~1": zero6,
-        "gamma~1": zero,
-        "gamma~2": zero,
-        "t": torch.full((n,), 2.0, dtype=F64),
-        "t~1": torch.full((n,), 1.0, dtype=F64),
-        "t~2": torch.zeros(n, dtype=F64),
-    }
+    return virgin_step(torch.linspace(0.01, 0.03, n, dtype=F64))
 
 
 def _iterations(eager, x) -> tuple[dict, int]:
