@@ -69,6 +69,22 @@ def test_strong_wolfe_and_option_errors(tmp_path):
         load_input(f).object("Solvers", "n")
 
 
+@pytest.mark.parametrize("spelling", ["check_negative_criterion", "check_negative_critertion"])
+def test_negative_criterion_option_spellings(tmp_path, spelling, capsys):
+    """The reference library's option name (``check_negative_criterion``) and the older
+    NEML2 spelling both switch on the warning."""
+    f = tmp_path / "ls.i"
+    f.write_text(
+        f"[Solvers]\n  [n]\n    type = NewtonWithLineSearch\n    {spelling} = true\n"
+        "    linesearch_type = STRONG_WOLFE\n    linesearch_stopping_criteria = 2\n  []\n[]\n"
+    )
+    s = load_input(f).object("Solvers", "n")
+    assert s.opts[spelling] is True
+    # STRONG_WOLFE with c = 2: crit = (1 - 2 alpha) |r0|^2 < 0 at alpha = 1
+    s.solve(_atan, torch.tensor([[3.0]]))
+    assert "line search criterion became negative" in capsys.readouterr().err
+
+
 def test_reference_defaults():
     s = NewtonWithLineSearch()
     assert s.opts["max_its"] == 25  # the reference library's default

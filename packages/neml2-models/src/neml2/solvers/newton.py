@@ -193,10 +193,16 @@ class NewtonWithLineSearch(Newton):
             doc="stopping criterion of the line search",
         ),
         option(
-            "check_negative_critertion",
+            "check_negative_criterion",
             bool,
             False,
             doc="warn when the line-search criterion becomes negative",
+        ),
+        option(
+            "check_negative_critertion",
+            bool,
+            False,
+            doc="the same as check_negative_criterion (the spelling of older NEML2 inputs)",
         ),
     )
 
@@ -219,7 +225,9 @@ class NewtonWithLineSearch(Newton):
         cut = self.opts["linesearch_cutback"]
         atol2 = atol**2
         wolfe = self.opts["linesearch_type"] == "STRONG_WOLFE"
-        warn_negative = self.opts["check_negative_critertion"] and not _tracing()
+        warn_negative = (
+            self.opts["check_negative_criterion"] or self.opts["check_negative_critertion"]
+        ) and not _tracing()
         verbose = self.opts["verbose"] and not _tracing()
         max_trials = max(self.opts["max_linesearch_iterations"] - 1, 1)
         zero = torch.zeros((), dtype=torch.int64, device=u0.device)
