@@ -141,7 +141,12 @@ class Newton:
             if verbose and int(passes) > 0:
                 print(f"  Newton it {int(it)}: max |r| = {float(nr.max()):.3e}")
             stop = (it >= max_its) | _converged(nr, nr0, atol, rtol).all()
-            du = _solve_unless(stop, self.linear, J, r)
+            # no step once stopped (traced: solved and discarded; a torch.cond in the loop
+            # body does not export under no_grad, torch 2.13: "'<lambda>' object has no
+            # attribute 'true_graph_0'" in the set-grad pass)
+            (du,) = _choose(
+                stop, lambda: (torch.zeros_like(r),), lambda: (self.linear.solve(J, -r),)
+            )
             u = u + du
             return (torch.where(stop, it, it + 1), passes + 1, stop, u, r, nr0, *args)
 
@@ -292,18 +297,6 @@ def _choose(pred: torch.Tensor, if_true, if_false) -> tuple:
     if not _tracing():
         return if_true() if bool(pred) else if_false()
     return tuple(torch.where(pred, a, b) for a, b in zip(if_true(), if_false(), strict=True))
-
-
-def _solve_unless(stop: torch.Tensor, linear: LinearSolver, J, r) -> torch.Tensor:
-    """The Newton step ``-J⁻¹ r``, or zeros when the 0-dim bool *stop* is set.
-
-    Eagerly the solve is skipped then. Traced, it runs and the zeros are selected: a
-    ``torch.cond`` inside the ``while_loop`` body does not export from under
-    ``torch.no_grad`` (torch 2.13: "'<lambda>' object has no attribute 'true_graph_0'"
-    in the set-grad pass), and the solve is the cheaper part of a pass."""
-    if not _tracing():
-        return torch.zeros_like(r) if bool(stop) else linear.solve(J, -r)
-    return torch.where(stop, torch.zeros_like(r), linear.solve(J, -r))
 
 
 def ctx_error(p, message):
