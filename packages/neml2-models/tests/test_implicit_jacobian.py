@@ -173,7 +173,7 @@ def _residual_and_jacobian(update, batch=(4,)):
     guess["X2"] = SR2(torch.randn(*batch, 6, generator=g, dtype=F64) * 5.0)
     guess["equivalent_plastic_strain"] = Scalar(torch.rand(*batch, generator=g, dtype=F64) * 0.01)
     ulay, rlay, b, shaped = update._layouts(given, guess)
-    fn, datas = update._residual_fn(given, ulay, rlay, b)
+    fn, _, datas = update._residual_fn(given, ulay, rlay, b)
     u0 = ulay.flatten(shaped, b)
     return fn, u0, datas, (given, guess, ulay, rlay, b)
 

@@ -57,6 +57,48 @@ def test_line_search_converges_where_plain_newton_diverges():
     assert not bool(plain.converged.all())
 
 
+class _Counted:
+    """``_atan`` as ``fn`` (r and J) and as ``residual`` (r alone), counting calls."""
+
+    def __init__(self):
+        self.fn_calls = 0
+        self.residual_calls = 0
+
+    def fn(self, u):
+        self.fn_calls += 1
+        return _atan(u)
+
+    def residual(self, u):
+        self.residual_calls += 1
+        return torch.atan(u)
+
+
+def test_eager_search_evaluates_the_jacobian_only_where_it_is_used():
+    """Eagerly, a rejected trial point costs a residual evaluation only: ``J`` is evaluated
+    at u0 and once per iteration (at the accepted point), with the same iterates,
+    iteration count and residuals as a search that evaluates ``J`` at every trial."""
+    u0 = torch.tensor([[3.0, -4.0], [0.1, 10.0], [2.0, 0.5]])
+    s = NewtonWithLineSearch(max_linesearch_iterations=10, max_its=30)
+    every = _Counted()
+    want = s.solve(every.fn, u0)
+    c = _Counted()
+    got = s.solve(c.fn, u0, residual=c.residual)
+    its = int(want.iterations)
+    assert int(got.iterations) == its > 0
+    for a, b in zip(
+        (got.u, got.residual_norm, got.initial_norm, got.converged),
+        (want.u, want.residual_norm, want.initial_norm, want.converged),
+        strict=True,
+    ):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    # these points need cut-backs: with J at every trial there are many more evaluations
+    assert every.fn_calls > its + 3
+    # J: at u0, at every accepted point, plus at most one first trial per iteration that
+    # was evaluated with J because the search before it accepted alpha = 1 everywhere
+    assert c.fn_calls <= 1 + 2 * its and c.fn_calls < every.fn_calls
+    assert c.fn_calls + c.residual_calls <= every.fn_calls + its
+
+
 def test_strong_wolfe_and_option_errors(tmp_path):
     u0 = torch.tensor([[3.0]])
     res = NewtonWithLineSearch(linesearch_type="STRONG_WOLFE").solve(_atan, u0)

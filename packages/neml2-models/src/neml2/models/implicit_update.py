@@ -172,23 +172,32 @@ class ImplicitUpdate(Model):
         names = list(given)
         kinds = [(type(given[n]), given[n].sub_batch_ndim) for n in names]
 
+        def values(u, datas):
+            vals = {n: k(d, s) for n, (k, s), d in zip(names, kinds, datas, strict=True)}
+            vals.update(ulay.unflatten(u))
+            return vals
+
         def fn(u, *datas):
             # the batch shape from u itself, not the enclosing *batch*: inside a traced
             # while_loop body a symbolic size captured from outside cannot be a reshape
             # argument (Dynamo: "Unsupported argument type in tensor method call")
             batch = tuple(u.shape[:-1])
-            vals = {n: k(d, s) for n, (k, s), d in zip(names, kinds, datas, strict=True)}
-            vals.update(ulay.unflatten(u))
             seeds = ulay.seeds(u.dtype, u.device)
             v = {n: {_SEED + n: seeds[n]} for n in ulay.names}
-            *outs, v_out = self._call(vals, v)
+            *outs, v_out = self._call(values(u, datas), v)
             res = dict(zip(self.system.model.output_spec, outs, strict=True))
             r = rlay.flatten({n: res[n] for n in rlay.names}, batch)
             rt = {rn: v_out[rn] for rn in rlay.names}
             J = _jacobian(rlay, rt, ulay, batch, u)
             return r, J
 
-        return fn, tuple(given[n].data for n in names)
+        def residual(u, *datas):
+            """``r`` alone (no tangents): the line search's trial points."""
+            outs = _as_tuple(self._call(values(u, datas)))
+            res = dict(zip(self.system.model.output_spec, outs, strict=True))
+            return rlay.flatten({n: res[n] for n in rlay.names}, tuple(u.shape[:-1]))
+
+        return fn, residual, tuple(given[n].data for n in names)
 
     def _solve(self, values: dict[str, TensorWrapper]):
         """Primal solve: the typed unknowns at the solution, plus layouts for derivatives."""
@@ -198,10 +207,11 @@ class ImplicitUpdate(Model):
         if self._schur is not None:
             g0 = self.system.unknown_groups[self._schur.opts["unknown_primary_group"]]
             self._schur.split(sum(s.size for s in ulay.slots if s.name in g0))
-        fn, datas = self._residual_fn(given, ulay, rlay, batch)
+        fn, residual, datas = self._residual_fn(given, ulay, rlay, batch)
         u0 = ulay.flatten(shaped, batch)
         with torch.no_grad():
-            res = self.solver.solve(fn, u0.detach(), *[d.detach() for d in datas])
+            args = [d.detach() for d in datas]
+            res = self.solver.solve(fn, u0.detach(), *args, residual=residual)
         if not (torch.compiler.is_compiling() or torch.compiler.is_exporting()):
             self.solver.check(res, self._label())
         u = res.u

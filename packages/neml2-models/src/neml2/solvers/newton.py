@@ -115,8 +115,16 @@ class Newton:
         return cls(linear=linear, **values)
 
     # ------------------------------------------------------------------ the loop
-    def solve(self, fn: ResidualFn, u0: torch.Tensor, *args: torch.Tensor) -> NewtonResult:
+    def solve(
+        self,
+        fn: ResidualFn,
+        u0: torch.Tensor,
+        *args: torch.Tensor,
+        residual: Callable[..., torch.Tensor] | None = None,
+    ) -> NewtonResult:
         """Solve ``r(u) = 0`` from ``u0`` (``(*B, n)``); *args* are passed through to *fn*.
+        *residual* (the residual alone) is not used: every iterate needs ``J``; it is
+        accepted so that every solver takes the same arguments.
 
         Every pass of the loop evaluates ``r`` and ``J`` at the current iterate, tests
         convergence, and takes the Newton step unless it stops. So a traced graph holds
@@ -211,9 +219,20 @@ class NewtonWithLineSearch(Newton):
         ),
     )
 
-    def solve(self, fn: ResidualFn, u0: torch.Tensor, *args: torch.Tensor) -> NewtonResult:
+    def solve(
+        self,
+        fn: ResidualFn,
+        u0: torch.Tensor,
+        *args: torch.Tensor,
+        residual: Callable[..., torch.Tensor] | None = None,
+    ) -> NewtonResult:
         """Solve ``r(u) = 0`` from ``u0``; the same iterates as a Newton step followed by a
-        line search, written as one loop in which every pass evaluates one trial point.
+        line search. *residual* (``residual(u, *args) -> r``, optional) evaluates the
+        residual alone; eagerly, trial points are evaluated with it (see
+        :meth:`_solve_eager`).
+
+        Traced, the search is written as one loop in which every pass evaluates one trial
+        point.
 
         A pass first solves for the Newton direction if it starts a new iterate (eagerly
         only then; traced, every pass solves and the result is selected), evaluates the
@@ -224,17 +243,12 @@ class NewtonWithLineSearch(Newton):
         evaluation, however many trials are allowed, instead of one per trial plus one
         for ``u0`` (the crystal-plasticity models evaluate a large Jacobian per trial).
         """
+        if not _tracing():
+            return self._solve_eager(fn, residual, u0, args)
         atol, rtol = self.opts["abs_tol"], self.opts["rel_tol"]
         max_its = self.opts["max_its"]
-        c = self.opts["linesearch_stopping_criteria"]
-        cut = self.opts["linesearch_cutback"]
+        c, cut, wolfe, max_trials = self._search_options()
         atol2 = atol**2
-        wolfe = self.opts["linesearch_type"] == "STRONG_WOLFE"
-        warn_negative = (
-            self.opts["check_negative_criterion"] or self.opts["check_negative_critertion"]
-        ) and not _tracing()
-        verbose = self.opts["verbose"] and not _tracing()
-        max_trials = max(self.opts["max_linesearch_iterations"] - 1, 1)
         zero = torch.zeros((), dtype=torch.int64, device=u0.device)
         ones = torch.ones(u0.shape[:-1], dtype=u0.dtype, device=u0.device)
         n = u0.shape[-1]
@@ -258,20 +272,10 @@ class NewtonWithLineSearch(Newton):
                 crit = (1.0 - c * alpha) * nr02
             else:
                 crit = nr02 + 2.0 * c * alpha * (r * du).sum(-1)
-            if warn_negative and bool((crit < 0).any()):
-                print(
-                    "WARNING: the line search criterion became negative; try another "
-                    "linesearch_type, a larger linesearch_cutback or a smaller "
-                    "linesearch_stopping_criteria",
-                    file=sys.stderr,
-                )
             stop = (nr2 <= crit) | (nr2 <= atol2) | ~torch.isfinite(nr02)
             nr0 = torch.where(first, torch.linalg.vector_norm(r_try, dim=-1), nr0)
 
             def accept():
-                if verbose and not bool(first):
-                    nr = torch.linalg.vector_norm(r_try, dim=-1)
-                    print(f"  Newton it {int(it) + 1}: max |r| = {float(nr.max()):.3e}")
                 it1 = torch.where(first, it, it + 1)
                 return (it1, trial * 0, torch.ones_like(alpha), u_try, r_try, J_try, du)
 
@@ -288,6 +292,82 @@ class NewtonWithLineSearch(Newton):
         it, _, _, u, r, _, _, nr0, *_ = run_loop(cond, body, state)
         nr = torch.linalg.vector_norm(r, dim=-1)
         return NewtonResult(u, it, _converged(nr, nr0, atol, rtol), nr, nr0)
+
+    def _search_options(self) -> tuple[float, float, bool, int]:
+        """``(c, cutback, strong_wolfe, max_trials)`` of the line search."""
+        return (
+            self.opts["linesearch_stopping_criteria"],
+            self.opts["linesearch_cutback"],
+            self.opts["linesearch_type"] == "STRONG_WOLFE",
+            max(self.opts["max_linesearch_iterations"] - 1, 1),
+        )
+
+    def _solve_eager(self, fn: ResidualFn, residual, u0: torch.Tensor, args) -> NewtonResult:
+        """The eager solve: the same iterates, trials and iteration count as the traced
+        loop, but a rejected trial point costs a residual evaluation only.
+
+        ``J`` is needed only at the point a search accepts. So trial points are evaluated
+        with *residual* and ``J`` afterwards at the accepted one, except that while the
+        searches accept their first trial (``α = 1`` everywhere), the first trial is
+        evaluated with ``fn`` at once (``r`` and ``J`` together, no second evaluation).
+        Which of the two a search starts with follows the previous search. Without
+        *residual*, every trial evaluates ``fn`` (as traced).
+        """
+        atol, rtol = self.opts["abs_tol"], self.opts["rel_tol"]
+        max_its = self.opts["max_its"]
+        c, cut, wolfe, max_trials = self._search_options()
+        atol2 = atol**2
+        warn_negative = (
+            self.opts["check_negative_criterion"] or self.opts["check_negative_critertion"]
+        )
+        verbose = self.opts["verbose"]
+        if residual is None:
+
+            def residual(u, *a):
+                return fn(u, *a)[0]
+
+        u = u0
+        r, J = fn(u, *args)
+        nr0 = torch.linalg.vector_norm(r, dim=-1)
+        it = 0
+        first_accepted = True  # did the previous search accept alpha = 1 everywhere?
+        while it < max_its and not bool(
+            _converged(torch.linalg.vector_norm(r, dim=-1), nr0, atol, rtol).all()
+        ):
+            du = self.linear.solve(J, -r)
+            nr02 = (r * r).sum(-1)
+            slope = (r * du).sum(-1)
+            alpha = torch.ones_like(nr02)
+            for trial in range(max_trials):
+                u_try = u + alpha.unsqueeze(-1) * du
+                if trial == 0 and first_accepted:
+                    r_try, J_try = fn(u_try, *args)
+                else:
+                    r_try, J_try = residual(u_try, *args), None
+                nr2 = (r_try * r_try).sum(-1)
+                crit = (1.0 - c * alpha) * nr02 if wolfe else nr02 + 2.0 * c * alpha * slope
+                if warn_negative and bool((crit < 0).any()):
+                    print(
+                        "WARNING: the line search criterion became negative; try another "
+                        "linesearch_type, a larger linesearch_cutback or a smaller "
+                        "linesearch_stopping_criteria",
+                        file=sys.stderr,
+                    )
+                stop = (nr2 <= crit) | (nr2 <= atol2) | ~torch.isfinite(nr02)
+                if bool(stop.all()) or trial + 1 >= max_trials:
+                    break
+                alpha = torch.where(stop, alpha, alpha / cut)
+            first_accepted = trial == 0
+            if J_try is None:
+                r_try, J_try = fn(u_try, *args)
+            u, r, J = u_try, r_try, J_try
+            it += 1
+            if verbose:
+                nr = torch.linalg.vector_norm(r, dim=-1)
+                print(f"  Newton it {it}: max |r| = {float(nr.max()):.3e}")
+        nr = torch.linalg.vector_norm(r, dim=-1)
+        it_t = torch.tensor(it, dtype=torch.int64, device=u0.device)
+        return NewtonResult(u, it_t, _converged(nr, nr0, atol, rtol), nr, nr0)
 
 
 def _choose(pred: torch.Tensor, if_true, if_false) -> tuple:
