@@ -99,21 +99,28 @@ def _save_inputs(stem: Path, x: dict) -> None:
     stem.with_suffix(".json").write_text(json.dumps({"tensors": index}))
 
 
+#: seconds the C++ program warms up before its timed calls (a fresh process's first
+#: calls on a large batch are several times slower than its steady state)
+CPP_WARMUP_S = 1.0
+
+
 def _cpp_caller(a, artifact: Path):
     """``call(x)`` runs the C++ program on inputs *x*: it loads the artifact, calls
-    ``neml2::aoti::Model::forward`` once to warm up and then ``repeat`` times, and
-    prints the median; the caller's own clock is not used (see measure_batch)."""
+    ``neml2::aoti::Model::forward`` for ``CPP_WARMUP_S`` seconds (at least once) to warm
+    up and then ``repeat`` times, and returns its median per-call time and its report
+    (first call, warm-up calls); the caller's own clock is not used."""
 
     def call(x, repeat=1):
         stem = a.work_dir / "inputs"
         _save_inputs(stem, x)
         out = subprocess.run(
-            [str(a.cpp_exe), str(artifact), str(stem), str(repeat)],
+            [str(a.cpp_exe), str(artifact), str(stem), str(repeat), str(CPP_WARMUP_S)],
             capture_output=True,
             text=True,
             check=True,
         )
-        return json.loads(out.stdout.strip().splitlines()[-1])["forward_us"] * 1e-6
+        report = json.loads(out.stdout.strip().splitlines()[-1])
+        return report["forward_us"] * 1e-6, report
 
     return call
 
@@ -123,10 +130,14 @@ def _measure_cpp(w, a, adapter, b: int) -> list[dict]:
     hist = history(w, b, max(a.steps, 100))
     st = M.Stepper(adapter, hist, initial_state(w, b), w.state_sub_batch, b)
     x = st.first_step_inputs()
-    first = adapter.call(x, 1)
+    first, _ = adapter.call(x, 1)
     repeat = a.latency_repeats if b == 1 else a.repeats
     repeat = max(1, min(repeat, int(a.eval_budget / max(first, 1e-6))))
-    med = adapter.call(x, repeat)
+    med, report = adapter.call(x, repeat)
+    warm = (
+        f"after {report['forward_warmup_calls']} warm-up calls in "
+        f"{CPP_WARMUP_S:g} s (first call {report['forward_first_us'] * 1e-6:.4g} s)"
+    )
     rows = [
         M.row(
             SIDE,
@@ -137,9 +148,9 @@ def _measure_cpp(w, a, adapter, b: int) -> list[dict]:
             b / med,
             n=repeat,
             unit="points/s",
-            note="median reported by the C++ program",
+            note=f"median reported by the C++ program, {warm}",
         ),
-        M.row(SIDE, w.name, "cpp-aoti", b, "eval_time_s", med, n=repeat, unit="s"),
+        M.row(SIDE, w.name, "cpp-aoti", b, "eval_time_s", med, n=repeat, unit="s", note=warm),
         M.row(
             SIDE,
             w.name,

@@ -1,7 +1,12 @@
-// cpp-aoti per-call timing: `bench_cpp ARTIFACT INPUTS REPEAT` loads the artifact,
-// reads the inputs INPUTS.json + INPUTS.bin (raw little-endian float64, written by
-// bench_aoti.py) and prints one JSON line with the median forward and jacobian
-// times in microseconds over REPEAT calls (after one warm-up call each).
+// cpp-aoti per-call timing: `bench_cpp ARTIFACT INPUTS REPEAT [WARMUP_S]` loads the
+// artifact, reads the inputs INPUTS.json + INPUTS.bin (raw little-endian float64, written
+// by bench_aoti.py) and prints one JSON line with the median forward and jacobian times
+// in microseconds over REPEAT calls. Before the timed calls it warms up: one call, then
+// more until WARMUP_S seconds (default 0) have passed (at most 200 calls); the first
+// call's time and the number of warm-up calls are printed too. A fresh process's first
+// calls on a large batch are several times slower than its later ones (elasticity at 1e6
+// points: ~4-8 calls that each page-fault 46 MB of fresh output memory, then none), which
+// a single warm-up call does not cover.
 #include "neml2/aoti/json.h"
 #include "neml2/aoti/model.h"
 
@@ -50,11 +55,27 @@ load(const std::string & stem)
   return out;
 }
 
-template <typename F>
-double
-median_us(F && f, int repeat)
+struct Timing
 {
+  double median_us;
+  double first_us;
+  int warmup_calls;
+};
+
+template <typename F>
+Timing
+median_us(F && f, int repeat, double warmup_s)
+{
+  using clock = std::chrono::steady_clock;
+  const auto w0 = clock::now();
   f();
+  const double first = std::chrono::duration<double, std::micro>(clock::now() - w0).count();
+  int warm = 1;
+  while (warm < 200 && std::chrono::duration<double>(clock::now() - w0).count() < warmup_s)
+  {
+    f();
+    ++warm;
+  }
   std::vector<double> t;
   for (int i = 0; i < repeat; ++i)
   {
@@ -64,27 +85,29 @@ median_us(F && f, int repeat)
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return {t[t.size() / 2], first, warm};
 }
 } // namespace
 
 int
 main(int argc, char ** argv)
 {
-  if (argc != 4)
+  if (argc != 4 && argc != 5)
   {
-    std::cerr << "usage: bench_cpp ARTIFACT INPUTS REPEAT\n";
+    std::cerr << "usage: bench_cpp ARTIFACT INPUTS REPEAT [WARMUP_S]\n";
     return 2;
   }
   Model m(argv[1], "cpu", "float64");
   const auto x = load(argv[2]);
   const int repeat = std::max(1, std::atoi(argv[3]));
-  const double fwd = median_us(
+  const double warmup_s = argc == 5 ? std::atof(argv[4]) : 0.0;
+  const Timing fwd = median_us(
       [&]
       {
         m.forward(x);
       },
-      repeat);
+      repeat,
+      warmup_s);
   double jac = -1;
   if (!m.derivatives().empty())
     jac = median_us(
@@ -92,7 +115,11 @@ main(int argc, char ** argv)
         {
           m.jacobian(x);
         },
-        repeat);
-  std::cout << "{\"forward_us\": " << fwd << ", \"jacobian_us\": " << jac << "}\n";
+        repeat,
+        warmup_s)
+              .median_us;
+  std::cout << "{\"forward_us\": " << fwd.median_us << ", \"forward_first_us\": " << fwd.first_us
+            << ", \"forward_warmup_calls\": " << fwd.warmup_calls << ", \"jacobian_us\": " << jac
+            << "}\n";
   return 0;
 }
