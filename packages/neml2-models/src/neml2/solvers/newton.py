@@ -321,11 +321,6 @@ class NewtonWithLineSearch(Newton):
             self.opts["check_negative_criterion"] or self.opts["check_negative_critertion"]
         )
         verbose = self.opts["verbose"]
-        if residual is None:
-
-            def residual(u, *a):
-                return fn(u, *a)[0]
-
         u = u0
         r, J = fn(u, *args)
         nr0 = torch.linalg.vector_norm(r, dim=-1)
@@ -340,7 +335,7 @@ class NewtonWithLineSearch(Newton):
             alpha = torch.ones_like(nr02)
             for trial in range(max_trials):
                 u_try = u + alpha.unsqueeze(-1) * du
-                if trial == 0 and first_accepted:
+                if residual is None or (trial == 0 and first_accepted):
                     r_try, J_try = fn(u_try, *args)
                 else:
                     r_try, J_try = residual(u_try, *args), None
