@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import torch
 
+from neml2.models._block_seeds import BLOCK_SEED, SEED, block_diagonal_into
 from neml2.models._model import Model, _as_tuple, _typed
 from neml2.models._registry import register
 from neml2.models._schema import ObjectRefField, model_ref
 from neml2.solvers._layout import Layout
 from neml2.tensors import FatalError, TensorWrapper, attach, seed, tangents_of
 
-_SEED = "__unknown:"
+_SEED = SEED
 
 
 def _batch_of(values: list[TensorWrapper]) -> tuple[int, ...]:
@@ -63,11 +64,42 @@ def _jacobian(rlay: Layout, tangents, ulay: Layout, batch, like: torch.Tensor) -
         buf = like.new_empty(shape)
     else:
         buf = like.new_zeros(shape)
+    _copy_blocks(buf, blocks, batch)
+    return buf.movedim(0, -1)
+
+
+def _copy_blocks(buf: torch.Tensor, blocks, batch, add: bool = False) -> None:
     for s, r0, c, c0, d in blocks:
         # d: (K = c.size, *batch', *sub_r, *base_r) -> buf[c0 + k, ..., r0 + (sub_r, base_r)]
         dst = buf[c0 : c0 + c.size, ..., r0 : r0 + s.size]
         dst = dst.unflatten(-1, s.trailing) if s.trailing else dst.squeeze(-1)
-        dst.copy_(d.expand(c.size, *batch, *s.trailing))
+        d = d.expand(c.size, *batch, *s.trailing)
+        dst.add_(d) if add else dst.copy_(d)
+
+
+def _jacobian_block_seeded(
+    rlay: Layout, tangents, ulay: Layout, batch, like: torch.Tensor, block_u, block_r
+) -> torch.Tensor:
+    """``∂r/∂u`` (eager) from tangents in which the unknowns *block_u* carry shared
+    per-grain seeds (:mod:`neml2.models._block_seeds`): the residuals *block_r* of
+    their group get those columns on the grain diagonal; every other residual gets
+    the ordinary columns, which a mean over the grains produced."""
+    buf = like.new_zeros((ulay.size, *batch, rlay.size))
+    plain = []
+    for s, r0 in zip(rlay.slots, rlay.offsets, strict=False):
+        row = tangents.get(s.name, {})
+        for c, c0 in zip(ulay.slots, ulay.offsets, strict=False):
+            if c.name in block_u and s.name in block_r:
+                t = row.get(BLOCK_SEED + c.name)
+                if t is not None:
+                    g = s.sub[0]
+                    k, bs = c.size // g, s.size // g
+                    d = t.data.expand(k, *batch, *s.trailing).reshape(k, *batch, g, bs)
+                    block_diagonal_into(buf, c0, r0, g, k, bs, d)
+            t = row.get(_SEED + c.name)
+            if t is not None:
+                plain.append((s, r0, c, c0, t.data))
+    _copy_blocks(buf, plain, batch, add=True)  # onto the grain diagonals written above
     return buf.movedim(0, -1)
 
 
@@ -111,6 +143,12 @@ class ImplicitUpdate(Model):
             self._schur = self.solver.linear
         else:
             self._schur = None
+        # groups declared 'block' (per-grain): their Jacobian block may be seeded per grain
+        kinds = system.opts["structure"].split()
+        blocks = [i for i, k in enumerate(kinds) if k == "block" and i < len(system.unknown_groups)]
+        self._block_u = {u for i in blocks for u in system.unknown_groups[i]}
+        self._block_r = {r for i in blocks for r in system.residual_groups[i]}
+        self._block_ok: bool | None = None  # checked against the full Jacobian once
 
     # ------------------------------------------------------------------ pieces
     def _guess(self, values: dict[str, TensorWrapper]) -> dict[str, TensorWrapper]:
@@ -168,7 +206,10 @@ class ImplicitUpdate(Model):
             )
         return ulay, rlay, batch, shaped
 
-    def _residual_fn(self, given, ulay, rlay, batch):
+    @staticmethod
+    def _values_of(given, ulay: Layout):
+        """``values(u, datas)``: the typed inputs of the system model from the flat
+        unknowns and the raw data of *given* (in its order)."""
         names = list(given)
         kinds = [(type(given[n]), given[n].sub_batch_ndim) for n in names]
 
@@ -176,6 +217,12 @@ class ImplicitUpdate(Model):
             vals = {n: k(d, s) for n, (k, s), d in zip(names, kinds, datas, strict=True)}
             vals.update(ulay.unflatten(u))
             return vals
+
+        return values
+
+    def _residual_fn(self, given, ulay, rlay, batch):
+        names = list(given)
+        values = self._values_of(given, ulay)
 
         def fn(u, *datas):
             # the batch shape from u itself, not the enclosing *batch*: inside a traced
@@ -199,6 +246,56 @@ class ImplicitUpdate(Model):
 
         return fn, residual, tuple(given[n].data for n in names)
 
+    def _block_seeded_fn(self, given, ulay: Layout, rlay: Layout):
+        """``fn(u, *datas) -> (r, J)`` with the unknowns of 'block' groups seeded once per
+        base component, shared by their grains (:mod:`neml2.models._block_seeds`); None
+        where that does not apply (no block group, or a block variable whose sub-batch
+        is not one axis of the same length)."""
+        bu = [c for c in ulay.slots if c.name in self._block_u]
+        br = [s for s in rlay.slots if s.name in self._block_r]
+        if not bu or len({(*c.sub,) for c in (*bu, *br)}) != 1 or len(bu[0].sub) != 1:
+            return None
+        values = self._values_of(given, ulay)
+        block_u, block_r = {c.name for c in bu}, {s.name for s in br}
+
+        def fn(u, *datas):
+            batch = tuple(u.shape[:-1])
+            seeds = ulay.seeds(u.dtype, u.device)
+            v = {}
+            for c in ulay.slots:
+                if c.name in block_u:
+                    k = c.size // c.sub[0]
+                    eye = torch.eye(k, dtype=u.dtype, device=u.device).reshape(k, *c.base)
+                    v[c.name] = {BLOCK_SEED + c.name: c.type(eye, 0)}
+                else:
+                    v[c.name] = {_SEED + c.name: seeds[c.name]}
+            *outs, v_out = self._call(values(u, datas), v)
+            res = dict(zip(self.system.model.output_spec, outs, strict=True))
+            r = rlay.flatten({n: res[n] for n in rlay.names}, batch)
+            rt = {rn: v_out[rn] for rn in rlay.names}
+            return r, _jacobian_block_seeded(rlay, rt, ulay, batch, u, block_u, block_r)
+
+        return fn
+
+    def _jacobian_fn(self, fn, given, ulay, rlay, u0, args):
+        """*fn*, or the block-seeded one where it gives the same Jacobian: checked once per
+        model, eagerly, against *fn*'s near the first solve's initial guess (moved by a
+        relative 1e-6 so that no unknown sits at a kink such as ``|x|`` at 0, where a
+        term that mixes grains could have a zero derivative)."""
+        if self._block_ok is False or _tracing():
+            return fn
+        blocked = self._block_seeded_fn(given, ulay, rlay)
+        if blocked is None:
+            return fn
+        if self._block_ok is None:
+            wiggle = torch.sin(1.7 * torch.arange(u0.shape[-1], dtype=u0.dtype) + 0.3)
+            u = u0 + 1e-6 * (u0.abs() + 1e-3) * wiggle.to(u0.device)
+            J = fn(u, *args)[1]
+            Jb = blocked(u, *args)[1]
+            tol = 1e-12 * float(J.abs().max()) if J.numel() else 0.0
+            self._block_ok = bool(torch.allclose(Jb, J, rtol=1e-10, atol=tol))
+        return blocked if self._block_ok else fn
+
     def _solve(self, values: dict[str, TensorWrapper]):
         """Primal solve: the typed unknowns at the solution, plus layouts for derivatives."""
         given = {n: values[n].primal() for n in self.system.givens}
@@ -211,7 +308,8 @@ class ImplicitUpdate(Model):
         u0 = ulay.flatten(shaped, batch)
         with torch.no_grad():
             args = [d.detach() for d in datas]
-            res = self.solver.solve(fn, u0.detach(), *args, residual=residual)
+            jac_fn = self._jacobian_fn(fn, given, ulay, rlay, u0.detach(), args)
+            res = self.solver.solve(jac_fn, u0.detach(), *args, residual=residual)
         if not (torch.compiler.is_compiling() or torch.compiler.is_exporting()):
             self.solver.check(res, self._label())
         u = res.u

@@ -25,7 +25,13 @@ class NonlinearSystem:
         model_ref("model", doc="the model computing the residuals"),
         option("unknowns", str, doc="unknown variables (';' separates groups)"),
         option("residuals", str, "", doc="residual variables, default '<unknown>_residual'"),
-        option("structure", str, "", doc="per group: 'dense' or 'block' (informational)"),
+        option(
+            "structure",
+            str,
+            "",
+            doc="per group: 'dense' or 'block' (each sub-batch entry's residuals depend on "
+            "that entry's unknowns only: the Jacobian is seeded per entry)",
+        ),
     )
     hit_name: str | None = None
 

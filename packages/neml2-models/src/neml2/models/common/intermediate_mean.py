@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from neml2.models._block_seeds import expand_block_mean, uses_block_seeds
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import option
@@ -27,7 +28,11 @@ class IntermediateMean(Model):
                 f"{self._label()}: input '{self.var['from']}' has no sub-batch axis to "
                 f"average (shape {tuple(x.shape)}, sub_batch_ndim 0)"
             )
-        return x.sub_batch.mean(-1)
+        mean = x.sub_batch.mean(-1)
+        if x.sub_batch_ndim == 1 and x.tangents2 is None and uses_block_seeds(x):
+            # the tangents of a Jacobian's shared per-grain seeds: the columns per grain
+            return expand_block_mean(x, mean)
+        return mean
 
 
 def _fields(typ: type) -> tuple:

@@ -1,0 +1,174 @@
+"""Grain-diagonal ("block") seeding of an implicit update's Jacobian.
+
+The unknowns of a ``structure = block`` group get one seed per base component, shared by
+their grains; a mean over the grains expands it into per-grain columns. The Jacobian so
+assembled must equal the one from ordinary seeds (a grain-diagonal block, a dense column,
+a dense row through the mean, and a per-grain residual that reads the mean as well). A
+model that mixes grains some other way (here a sum over the grain axis) is caught by the
+check against the ordinary Jacobian at the first solve, and then solved without block
+seeds.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from neml2.models import load_model
+from neml2.tensors import Scalar
+
+F64 = torch.float64
+G = 4
+
+SYSTEM = """
+[Models]
+  [mean]
+    type = ScalarIntermediateMean
+    from = 'x'
+    to = 'xm'
+    reduces = 'grain'
+  []
+  [cube]
+    type = PowerLawSlipRule
+    resolved_shears = 'x'
+    slip_strengths = 's'
+    slip_rates = 'x3'
+    gamma0 = 0.1
+    n = 3
+  []
+  {coupling}
+  [rx]
+    type = ScalarLinearCombination
+    from = 'x x3 y {grain_term} f'
+    to = 'x_residual'
+    weights = '1 1 -0.5 -0.25 -1'
+  []
+  [ry]
+    type = ScalarLinearCombination
+    from = 'y xm'
+    to = 'y_residual'
+    weights = '1 -1'
+  []
+  [system]
+    type = ComposedModel
+    models = 'mean cube {coupling_name} rx ry'
+  []
+  [guess]
+    type = ConstantExtrapolationPredictor
+    unknowns_Scalar = 'x y'
+  []
+  [model]
+    type = ImplicitUpdate
+    equation_system = 'eq'
+    solver = 'newton'
+    predictor = 'guess'
+  []
+[]
+
+[EquationSystems]
+  [eq]
+    type = NonlinearSystem
+    model = 'system'
+    unknowns = 'x; y'
+    structure = 'block dense'
+  []
+[]
+
+[Solvers]
+  [newton]
+    type = Newton
+    rel_tol = 0
+    abs_tol = 1e-12
+  []
+[]
+"""
+
+# a per-grain residual reading the mean: still correct with block seeds
+MEAN = dict(coupling="", coupling_name="", grain_term="xm")
+# ... or a sum over the grain axis (not a mean): block seeds would be wrong
+SUM = dict(
+    coupling="[sum]\n    type = SumSlipRates\n    slip_rates = 'x'\n"
+    "    sum_slip_rates = 'xs'\n  []",
+    coupling_name="sum",
+    grain_term="xs",
+)
+
+
+def _model(tmp_path, kind):
+    p = tmp_path / "block.i"
+    p.write_text(textwrap.dedent(SYSTEM).lstrip().format(**kind))
+    return load_model(p, "model")
+
+
+def _given(batch):
+    """``f`` per grain, ``s = 1`` (``x3 = 0.1 x |x|²``) and the guess: the old values."""
+    g = torch.Generator().manual_seed(7)
+    f = Scalar(torch.rand(*batch, G, generator=g, dtype=F64) + 0.5, 1)
+    return {
+        "f": f,
+        "s": Scalar(torch.ones((), dtype=F64)),
+        "x~1": Scalar(torch.zeros(*batch, G, dtype=F64), 1),
+        "y~1": Scalar(torch.zeros(*batch, dtype=F64)),
+    }
+
+
+def _solve(model, batch):
+    given = _given(batch)
+    x, y = model(*[given[n] for n in model.input_spec])
+    return given["f"].data, x.data, y.data
+
+
+def _jacobians(model, batch):
+    """Ordinary and block-seeded ``(r, J)`` at a random point (not a solution)."""
+    given = {n: v for n, v in _given(batch).items() if not n.endswith("~1")}
+    g = torch.Generator().manual_seed(3)
+    guess = {
+        "x": Scalar(torch.rand(*batch, G, generator=g, dtype=F64), 1),
+        "y": Scalar(torch.rand(*batch, generator=g, dtype=F64)),
+    }
+    ulay, rlay, b, shaped = model._layouts(given, guess)
+    fn, _, datas = model._residual_fn(given, ulay, rlay, b)
+    blocked = model._block_seeded_fn(given, ulay, rlay)
+    assert blocked is not None
+    u = ulay.flatten(shaped, b)
+    return fn(u, *datas), blocked(u, *datas)
+
+
+@pytest.mark.parametrize("batch", [(3,), (1,)])
+def test_block_seeded_jacobian_equals_the_ordinary_one(tmp_path, batch):
+    model = _model(tmp_path, MEAN)
+    (r, J), (rb, Jb) = _jacobians(model, batch)
+    assert J.shape == (*batch, G + 1, G + 1)
+    torch.testing.assert_close(rb, r, rtol=0, atol=0)
+    torch.testing.assert_close(Jb, J, rtol=1e-14, atol=1e-15)
+    # what it assembles: the x block is grain-diagonal plus the mean's -0.25/G everywhere;
+    # the y row reads the mean (-1/G per grain), the x rows y (-0.5)
+    Jxx = J[..., :G, :G]
+    off = Jxx - torch.diag_embed(torch.diagonal(Jxx, dim1=-2, dim2=-1))
+    eye = torch.eye(G, dtype=F64)
+    torch.testing.assert_close(off, (-0.25 / G) * (1 - eye).expand_as(off))
+    torch.testing.assert_close(J[..., G, :G], torch.full_like(J[..., G, :G], -1.0 / G))
+    torch.testing.assert_close(J[..., :G, G], torch.full_like(J[..., :G, G], -0.5))
+
+
+def test_solve_uses_block_seeds_and_converges(tmp_path):
+    model = _model(tmp_path, MEAN)
+    f, x, y = _solve(model, (5,))
+    assert model._block_ok is True
+    xm = x.mean(-1, keepdim=True)
+    rx = x + 0.1 * x * x.abs() ** 2 - 0.5 * y.unsqueeze(-1) - 0.25 * xm - f
+    torch.testing.assert_close(rx, torch.zeros_like(rx), rtol=0, atol=1e-11)
+    torch.testing.assert_close(y, xm.squeeze(-1), rtol=0, atol=1e-11)
+
+
+def test_grain_mixing_model_falls_back_to_ordinary_seeds(tmp_path):
+    model = _model(tmp_path, SUM)
+    (_, J), (_, Jb) = _jacobians(model, (3,))
+    assert not torch.allclose(Jb, J)  # a sum over grains breaks the block assumption
+    f, x, y = _solve(model, (5,))
+    assert model._block_ok is False
+    xs = x.abs().sum(-1, keepdim=True)
+    rx = x + 0.1 * x * x.abs() ** 2 - 0.5 * y.unsqueeze(-1) - 0.25 * xs - f
+    torch.testing.assert_close(rx, torch.zeros_like(rx), rtol=0, atol=1e-11)
