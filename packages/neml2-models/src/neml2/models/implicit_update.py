@@ -220,6 +220,11 @@ class ImplicitUpdate(Model):
 
         return values
 
+    def _flat_residuals(self, outs, rlay: Layout, batch) -> torch.Tensor:
+        """``(*batch, n_r)``: the residuals among the system model's outputs *outs*, packed."""
+        res = dict(zip(self.system.model.output_spec, outs, strict=True))
+        return rlay.flatten({n: res[n] for n in rlay.names}, batch)
+
     def _residual_fn(self, given, ulay, rlay, batch):
         names = list(given)
         values = self._values_of(given, ulay)
@@ -232,8 +237,7 @@ class ImplicitUpdate(Model):
             seeds = ulay.seeds(u.dtype, u.device)
             v = {n: {_SEED + n: seeds[n]} for n in ulay.names}
             *outs, v_out = self._call(values(u, datas), v)
-            res = dict(zip(self.system.model.output_spec, outs, strict=True))
-            r = rlay.flatten({n: res[n] for n in rlay.names}, batch)
+            r = self._flat_residuals(outs, rlay, batch)
             rt = {rn: v_out[rn] for rn in rlay.names}
             J = _jacobian(rlay, rt, ulay, batch, u)
             return r, J
@@ -241,8 +245,7 @@ class ImplicitUpdate(Model):
         def residual(u, *datas):
             """``r`` alone (no tangents): the line search's trial points."""
             outs = _as_tuple(self._call(values(u, datas)))
-            res = dict(zip(self.system.model.output_spec, outs, strict=True))
-            return rlay.flatten({n: res[n] for n in rlay.names}, tuple(u.shape[:-1]))
+            return self._flat_residuals(outs, rlay, tuple(u.shape[:-1]))
 
         return fn, residual, tuple(given[n].data for n in names)
 
@@ -270,8 +273,7 @@ class ImplicitUpdate(Model):
                 else:
                     v[c.name] = {_SEED + c.name: seeds[c.name]}
             *outs, v_out = self._call(values(u, datas), v)
-            res = dict(zip(self.system.model.output_spec, outs, strict=True))
-            r = rlay.flatten({n: res[n] for n in rlay.names}, batch)
+            r = self._flat_residuals(outs, rlay, batch)
             rt = {rn: v_out[rn] for rn in rlay.names}
             return r, _jacobian_block_seeded(rlay, rt, ulay, batch, u, block_u, block_r)
 
