@@ -112,6 +112,28 @@ def peak_mb() -> float:
 # --------------------------------------------------------------------------- timing
 
 
+#: seconds of warm-up calls before the timed ones (at least one call), the same on both
+#: sides. A fresh process's first calls on a large output are slower than its steady
+#: state: glibc hands the output fresh pages (page faults, 117 per call for the 480 kB
+#: of elasticity at 1e4) until its heap settles, after 2-8 calls, by chance. One warm-up
+#: call measured that transient: elasticity py-aoti at 1e4 took 300 us per call on
+#: either side in one process, 45-55 us in another.
+WARMUP_S = 1.0
+
+
+def warm_up(fn, seconds: float) -> tuple[float, int]:
+    """Call *fn* for *seconds* (at least once, and never again once one call takes
+    longer than that); the first call's time and the number of calls."""
+    start = time.perf_counter()
+    fn()
+    first = time.perf_counter() - start
+    calls = 1
+    while first < seconds and time.perf_counter() - start < seconds:
+        fn()
+        calls += 1
+    return first, calls
+
+
 def timed(fn, *, min_repeats: int, max_repeats: int, min_time: float, budget: float):
     """Call *fn* (already warmed up) repeatedly; per-call wall times in seconds.
 
@@ -247,9 +269,7 @@ def measure_batch(
     base_rss = rss_mb()
     call = adapter.call
     with torch.no_grad():
-        t0 = time.perf_counter()
-        call(x)  # warm-up: first-call costs (allocation, AOTI/JIT first run)
-        first = time.perf_counter() - t0
+        first, warmups = warm_up(lambda: call(x), WARMUP_S)
         if batch == 1:
             times = timed(
                 lambda: call(x),
@@ -294,7 +314,7 @@ def measure_batch(
                 hi,
                 n,
                 "s",
-                note=f"first call {first:.4g} s",
+                note=f"first call {first:.4g} s, {warmups} warm-up calls",
             )
         )
         if batch == 1:

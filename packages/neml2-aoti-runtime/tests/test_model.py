@@ -48,6 +48,38 @@ def test_forward_jacobian_jvp(artifact, batch):
     torch.testing.assert_close(jv["y"], (dy_de * t["strain"]).sum(-1))
 
 
+def test_one_point_runs_serial_and_restores_the_thread_count(artifact):
+    """A batch of one runs its kernels on the calling thread alone; the caller's OpenMP
+    thread count is the same afterwards, on success and on a failed call."""
+    m = Model(artifact)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        x = _inputs(1)
+        y, s, _, _ = reference(x["x"], x["strain"], 2.0)
+        out = m.forward(x)
+        torch.testing.assert_close(out["s"], s, rtol=1e-12, atol=0)
+        assert torch.get_num_threads() == 2
+        with pytest.raises(FatalError):
+            m.forward({"x": x["x"], "strain": torch.rand(1, 5, dtype=F64)})
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_dense_inputs_are_read_not_written(artifact):
+    """Inputs already (n, *base) and contiguous go to the graph without a copy; the
+    outputs are new tensors and the inputs keep their values."""
+    m = Model(artifact)
+    x = _inputs(6)
+    kept = {k: v.clone() for k, v in x.items()}
+    out = m.forward(x)
+    for k in x:
+        assert torch.equal(x[k], kept[k])
+    for o in out.values():
+        assert all(o.data_ptr() != v.data_ptr() for v in x.values())
+
+
 def test_broadcasting(artifact):
     m = Model(artifact)
     x = {"x": torch.tensor(3.0, dtype=F64), "strain": torch.rand(4, 1, 6, dtype=F64)}
