@@ -11,7 +11,8 @@ when the neml2 packages or ../shared/conformance are not available.
 
 "scale": inputs x (Scalar) and strain (SR2), promoted parameter k = 2 (shape ()).
 Outputs y = k * x * tr(strain) (Scalar) and s = x * strain (SR2); the jacobian
-graph adds dy/dstrain (6,) and ds/dx (6,). The .pt2 files are cached under
+graph adds dy/dstrain (6,) and ds/dx (6,); forward_into stores y and s into tensors
+given after k. The .pt2 files are cached under
 <repo>/build/aoti-cache by a hash of this file and the torch version.
 """
 
@@ -44,6 +45,17 @@ class Forward(torch.nn.Module):
         return y, s
 
 
+class ForwardInto(torch.nn.Module):
+    """``forward_into``: the outputs stored into the trailing tensors (as neml2-compile
+    --write-into builds it)."""
+
+    def forward(self, x, strain, k, y_out, s_out):
+        y, s, _, _ = reference(x, strain, k)
+        y_out.copy_(y)
+        s_out.copy_(s)
+        return y_out, s_out
+
+
 class Jacobian(torch.nn.Module):
     def forward(self, x, strain, k):
         return reference(x, strain, k)
@@ -61,7 +73,11 @@ def _compile(module: torch.nn.Module, path: Path) -> None:
             torch.rand(8, 6, dtype=torch.float64),
             torch.tensor(2.0, dtype=torch.float64),
         )
-        ep = torch.export.export(module, args, dynamic_shapes=({0: b}, {0: b}, None))
+        shapes = ({0: b}, {0: b}, None)
+        if isinstance(module, ForwardInto):
+            args += (torch.empty(8, dtype=torch.float64), torch.empty(8, 6, dtype=torch.float64))
+            shapes += ({0: b}, {0: b})
+        ep = torch.export.export(module, args, dynamic_shapes=shapes)
         CACHE.mkdir(parents=True, exist_ok=True)
         tmp = CACHE / f".{key}.tmp.pt2"
         torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp))
@@ -89,6 +105,7 @@ def metadata() -> dict:
         "solvers": [],
         "graphs": {
             "forward": {"file": "forward.pt2", "outputs": ["y", "s"]},
+            "forward_into": {"file": "forward_into.pt2", "outputs": ["y", "s"]},
             "jacobian": {"file": "jacobian.pt2", "outputs": ["y", "s", "y:strain", "s:x"]},
         },
         "targets": [
@@ -97,6 +114,7 @@ def metadata() -> dict:
                 "dtype": "float64",
                 "graphs": {
                     "forward": "cpu/float64/forward.pt2",
+                    "forward_into": "cpu/float64/forward_into.pt2",
                     "jacobian": "cpu/float64/jacobian.pt2",
                 },
             }
@@ -107,6 +125,7 @@ def metadata() -> dict:
 def build(out: Path) -> Path:
     art = out / "scale"
     _compile(Forward(), art / "cpu" / "float64" / "forward.pt2")
+    _compile(ForwardInto(), art / "cpu" / "float64" / "forward_into.pt2")
     _compile(Jacobian(), art / "cpu" / "float64" / "jacobian.pt2")
     (art / "metadata.json").write_text(json.dumps(metadata(), indent=2))
     return art

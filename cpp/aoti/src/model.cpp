@@ -223,10 +223,15 @@ struct Model::Impl
                        shape_str(trail).substr(1));
   }
 
-  std::vector<at::Tensor> run(const std::string & graph, std::vector<at::Tensor> flat)
+  /// Run `graph` on the flattened inputs, the parameters, then `trailing` (the output
+  /// tensors of forward_into).
+  std::vector<at::Tensor> run(const std::string & graph,
+                              std::vector<at::Tensor> flat,
+                              const std::vector<at::Tensor> & trailing = {})
   {
     for (const auto & p : graph_params)
       flat.push_back((params.count(p) ? params.at(p) : hidden.at(p)).contiguous());
+    flat.insert(flat.end(), trailing.begin(), trailing.end());
     const int64_t n = flat.empty() ? 1 : flat.front().size(0);
     auto & l = loader(graph);
     std::vector<at::Tensor> out;
@@ -414,6 +419,68 @@ Model::forward(const TensorMap & inputs)
   for (std::size_t k = 0; k < m.outputs.size(); ++k)
     res[m.outputs[k]] = Impl::unflatten(out.at(k), batch, m.out_trail.at(m.outputs[k]));
   return res;
+}
+
+void
+Model::forward_into(const TensorMap & inputs, const TensorMap & outputs)
+{
+  auto & m = *_impl;
+  std::vector<at::Tensor> flat;
+  const auto batch = m.prepare(inputs, flat);
+  int64_t n = 1;
+  for (auto b : batch)
+    n *= b;
+  for (const auto & [name, t] : outputs)
+    if (!m.out_trail.count(name))
+      throw FatalError("forward_into: unknown output '" + name +
+                       "'; the model's outputs are: " + join(m.outputs));
+  std::vector<at::Tensor> dest;
+  for (const auto & name : m.outputs)
+  {
+    const auto it = outputs.find(name);
+    if (it == outputs.end() || !it->second.defined())
+      throw FatalError("forward_into: no tensor for output '" + name +
+                       "'; give one per output: " + join(m.outputs));
+    const auto & t = it->second;
+    Shape want(batch);
+    const auto & trail = m.out_trail.at(name);
+    want.insert(want.end(), trail.begin(), trail.end());
+    if (t.sizes() != c10::IntArrayRef(want))
+      throw FatalError("forward_into: output '" + name + "' has shape " + shape_str(t.sizes()) +
+                       " but the inputs make it " + shape_str(want) +
+                       " (*batch, *sub_batch, *base)");
+    if (t.scalar_type() != m.dtype || t.device() != m.device)
+      throw FatalError("forward_into: output '" + name + "' is " + dtype_name(t.scalar_type()) +
+                       " on " + t.device().str() + "; the model computes " + dtype_name(m.dtype) +
+                       " on " + m.device.str());
+    if (!t.is_contiguous())
+      throw FatalError("forward_into: output '" + name + "' is not contiguous");
+    Shape flat_shape{n};
+    flat_shape.insert(flat_shape.end(), trail.begin(), trail.end());
+    dest.push_back(t.view(flat_shape));
+  }
+  if (!m.graphs.count("forward_into"))
+  {
+    const auto res = forward(inputs);
+    for (const auto & name : m.outputs)
+      outputs.at(name).copy_(res.at(name));
+    return;
+  }
+  const auto out = m.run("forward_into", std::move(flat), dest);
+  if (out.size() != dest.size())
+    throw FatalError(m.dir + ": the forward_into graph returned " + std::to_string(out.size()) +
+                     " tensors, the metadata describes " + std::to_string(dest.size()));
+  // the kernels stored into `dest`; a graph that returned another tensor (an output
+  // Inductor did not store in place) is copied in
+  for (std::size_t k = 0; k < dest.size(); ++k)
+    if (!out[k].is_same(dest[k]) && out[k].data_ptr() != dest[k].data_ptr())
+      dest[k].copy_(out[k]);
+}
+
+bool
+Model::writes_into() const
+{
+  return _impl->graphs.count("forward_into") > 0;
 }
 
 std::pair<TensorMap, JacobianMap>

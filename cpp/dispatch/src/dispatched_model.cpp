@@ -148,7 +148,10 @@ struct Pieces
   JacobianMap J;
 };
 
-using ChunkCall = std::function<Pieces(Model &, const TensorMap & in, const TensorMap & tan)>;
+/// One chunk's call: its worker's Model, the chunk's inputs and tangents, and where the
+/// chunk lies in the batch (a call that stores its results in place returns no Pieces).
+using ChunkCall =
+    std::function<Pieces(Model &, const TensorMap & in, const TensorMap & tan, const Chunk &)>;
 
 struct Worker
 {
@@ -211,6 +214,18 @@ struct DispatchedModel::Impl
   std::mutex call;
 
   Model & front() { return *workers.front().model; }
+
+  /// Whether forward can store chunks in place: the artifact has forward_into and every
+  /// worker computes where the results live (CPU workers, CPU home).
+  bool writes_into()
+  {
+    if (!front().writes_into())
+      return false;
+    for (const auto & w : workers)
+      if (w.device != home)
+        return false;
+    return true;
+  }
 
   /// Copy the (possibly changed) parameters to every worker.
   void sync_parameters()
@@ -367,7 +382,7 @@ struct DispatchedModel::Impl
                   graph,
                   [&]()
                   {
-                    return call(*wk.model, slice(in, *c, wk.device), slice(tan, *c, wk.device));
+                    return call(*wk.model, slice(in, *c, wk.device), slice(tan, *c, wk.device), *c);
                   });
               put(res.out, p.out, *c);
               put(res.jvp, p.jvp, *c);
@@ -478,11 +493,39 @@ DispatchedModel::forward(const TensorMap & inputs)
   const int64_t n = numel(batch);
   if (n == 0)
     return m.front().forward(inputs);
+  if (m.writes_into())
+  {
+    // every worker stores its chunk straight into the gathered result: one pass over
+    // the outputs' memory instead of two (compute, then copy)
+    TensorMap dest;
+    for (const auto & name : m.front().output_names())
+    {
+      Shape s{n};
+      const auto & sub = m.front().output_sub_batch_shapes().at(name);
+      const auto & base = m.front().output_base_shapes().at(name);
+      s.insert(s.end(), sub.begin(), sub.end());
+      s.insert(s.end(), base.begin(), base.end());
+      dest[name] = at::empty(s, at::TensorOptions().dtype(m.dtype).device(m.home));
+    }
+    m.dispatch("forward_into",
+               n,
+               Impl::flatten(inputs, bases, batch),
+               {},
+               [&dest](Model & model, const TensorMap & a, const TensorMap &, const Chunk & c)
+               {
+                 TensorMap part;
+                 for (const auto & [k, v] : dest)
+                   part[k] = v.narrow(0, c.begin, c.size());
+                 model.forward_into(a, part);
+                 return Pieces{};
+               });
+    return Impl::unflatten(dest, batch);
+  }
   const auto p = m.dispatch("forward",
                             n,
                             Impl::flatten(inputs, bases, batch),
                             {},
-                            [](Model & model, const TensorMap & a, const TensorMap &)
+                            [](Model & model, const TensorMap & a, const TensorMap &, const Chunk &)
                             {
                               return Pieces{model.forward(a), {}, {}};
                             });
@@ -504,7 +547,7 @@ DispatchedModel::jacobian(const TensorMap & inputs)
                             n,
                             Impl::flatten(inputs, bases, batch),
                             {},
-                            [](Model & model, const TensorMap & a, const TensorMap &)
+                            [](Model & model, const TensorMap & a, const TensorMap &, const Chunk &)
                             {
                               auto [out, J] = model.jacobian(a);
                               return Pieces{std::move(out), {}, std::move(J)};
@@ -539,15 +582,16 @@ DispatchedModel::jvp(const TensorMap & inputs, const TensorMap & tangents)
   const int64_t n = numel(batch);
   if (n == 0)
     return m.front().jvp(inputs, tangents);
-  const auto p = m.dispatch("jacobian", // jvp contracts the jacobian graph's blocks
-                            n,
-                            Impl::flatten(inputs, bases, batch),
-                            Impl::flatten(tan, bases, batch),
-                            [](Model & model, const TensorMap & a, const TensorMap & t)
-                            {
-                              auto [out, jv] = model.jvp(a, t);
-                              return Pieces{std::move(out), std::move(jv), {}};
-                            });
+  const auto p =
+      m.dispatch("jacobian", // jvp contracts the jacobian graph's blocks
+                 n,
+                 Impl::flatten(inputs, bases, batch),
+                 Impl::flatten(tan, bases, batch),
+                 [](Model & model, const TensorMap & a, const TensorMap & t, const Chunk &)
+                 {
+                   auto [out, jv] = model.jvp(a, t);
+                   return Pieces{std::move(out), std::move(jv), {}};
+                 });
   return {Impl::unflatten(p.out, batch), Impl::unflatten(p.jvp, batch)};
 }
 

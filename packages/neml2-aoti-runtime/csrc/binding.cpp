@@ -64,6 +64,12 @@ PYBIND11_MODULE(_core, m)
            py::arg("device") = "",
            py::arg("dtype") = "")
       .def("forward", &Model::forward, py::arg("inputs"), py::call_guard<py::gil_scoped_release>())
+      .def("forward_into",
+           &Model::forward_into,
+           py::arg("inputs"),
+           py::arg("outputs"),
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("writes_into", &Model::writes_into)
       .def("jvp",
            &Model::jvp,
            py::arg("inputs"),

@@ -91,6 +91,35 @@ def test_identical_to_one_model(wobble, reference, scheduler, batch):
     _assert_identical(d.jvp(x, ts)[1], reference.jvp(x, ts)[1])
 
 
+@pytest.fixture(scope="session")
+def scale(tmp_path_factory) -> Path:
+    """The "scale" artifact of test_model.py: it has a forward_into graph."""
+    spec = importlib.util.spec_from_file_location(
+        "neml2_make_artifact", ROOT / "cpp" / "tests" / "make_artifact.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.build(tmp_path_factory.mktemp("scale"))
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+@pytest.mark.parametrize("batch", [(1,), (7,), (1001,), (3, 5)])
+def test_chunks_stored_in_place(scale, scheduler, batch):
+    """With a forward_into graph, CPU workers store their chunks straight into the
+    gathered result; it is bitwise one Model's."""
+    ref = Model(scale)
+    assert ref.writes_into
+    d = DispatchedModel(scale, workers=["cpu", "cpu"], scheduler=scheduler, chunk_size=64)
+    g = torch.Generator().manual_seed(sum(batch))
+    x = {
+        "x": torch.rand(batch, generator=g, dtype=F64),
+        "strain": torch.rand((*batch, 6), generator=g, dtype=F64),
+    }
+    out = d.forward(x)
+    assert out["s"].shape == (*batch, 6) and out["y"].shape == batch
+    _assert_identical(out, ref.forward(x))
+
+
 def test_options(wobble, reference):
     x = _inputs(1001, seed=3)
     ref = reference.forward(x)

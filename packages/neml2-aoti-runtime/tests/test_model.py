@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from conftest import reference
@@ -58,6 +60,7 @@ def test_one_point_runs_serial_and_restores_the_thread_count(artifact):
         x = _inputs(1)
         y, s, _, _ = reference(x["x"], x["strain"], 2.0)
         out = m.forward(x)
+        torch.testing.assert_close(out["y"], y, rtol=1e-12, atol=0)
         torch.testing.assert_close(out["s"], s, rtol=1e-12, atol=0)
         assert torch.get_num_threads() == 2
         with pytest.raises(FatalError):
@@ -191,3 +194,54 @@ def test_bad_tangents(artifact):
         m.jvp(_inputs(2), {"strain": torch.ones(2, 5, dtype=F64)})
     with pytest.raises(FatalError, match=r"tangent of 'strain' has batch shape \(3,\)"):
         m.jvp(_inputs(2), {"strain": torch.ones(3, 6, dtype=F64)})
+
+
+def _nan_outputs(m, *batch):
+    return {
+        n: torch.full((*batch, *s), float("nan"), dtype=F64)
+        for n, s in zip(m.output_names, m.output_base_shapes, strict=True)
+    }
+
+
+def _without_into(meta):
+    del meta["graphs"]["forward_into"]
+    del meta["targets"][0]["graphs"]["forward_into"]
+
+
+@pytest.mark.parametrize("batch", [(1,), (7,), (1000,), (2, 3)])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_forward_into(artifact, edited, batch, compiled):
+    """forward_into stores forward's results into the given tensors: in place by the
+    forward_into graph, else copied in (an artifact compiled without --write-into)."""
+    m = Model(artifact if compiled else edited(_without_into))
+    assert m.writes_into is compiled
+    x = _inputs(*batch)
+    want = m.forward(x)
+    dest = _nan_outputs(m, *batch)
+    ptrs = {k: v.data_ptr() for k, v in dest.items()}
+    assert m.forward_into(x, dest) is None
+    for k, v in dest.items():
+        assert v.data_ptr() == ptrs[k]
+        torch.testing.assert_close(v, want[k], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.update(s=torch.empty(6, 6, dtype=F64)), "output 's' has shape (6, 6) but"),
+        (lambda d: d.pop("y"), "no tensor for output 'y'"),
+        (lambda d: d.update(z=d["y"]), "unknown output 'z'"),
+        (lambda d: d.update(s=d["s"].float()), "output 's' is float32 on cpu"),
+        (lambda d: d.update(s=torch.empty(6, 5, dtype=F64).t()), "output 's' is not contiguous"),
+    ],
+)
+def test_forward_into_rejects_bad_outputs(artifact, change, message):
+    """A tensor that does not fit is named before anything is computed: the others keep
+    their contents."""
+    m = Model(artifact)
+    dest = _nan_outputs(m, 5)
+    kept = list(dest.values())
+    change(dest)
+    with pytest.raises(FatalError, match=re.escape(message)):
+        m.forward_into(_inputs(5), dest)
+    assert all(torch.isnan(v).all() for v in kept)

@@ -184,3 +184,45 @@ def test_models_get_parallel_kernels(compiled):
     with zipfile.ZipFile(pt2) as z:
         kernels = [z.read(n).decode() for n in z.namelist() if n.endswith("kernel.cpp")]
     assert kernels and any("#pragma omp parallel" in k for k in kernels)
+
+
+def test_write_into_graph_stores_in_place(compiled, elasticity_input, tmp_path, cache_dir):
+    """--write-into adds forward_into: the forward outputs stored into tensors given after
+    the parameters (the kernel writes them; the returned tensor is the given one). The
+    other graphs are the same as without it (cache hits)."""
+    first, _ = compiled
+    opts = CompileOptions.from_strings("elasticity", ["stress:strain"], ["E"], write_into=True)
+    res = compile_file(elasticity_input, opts, tmp_path, cache_dir=cache_dir)
+    meta = res.metadata
+    assert meta["graphs"]["forward_into"] == {
+        "file": "forward_into.pt2",
+        "outputs": ["stress"],
+        "status": False,
+    }
+    assert meta["targets"][0]["graphs"]["forward_into"] == "cpu/float64/forward_into.pt2"
+    hits = {g.name: g.cache_hit for g in res.graphs}
+    assert hits["forward"] and hits["jacobian"]
+    assert {g.name: g.key for g in res.graphs if g.name != "forward_into"} == {
+        g.name: g.key for g in first.graphs
+    }
+    runner = torch._inductor.aoti_load_package(
+        str(res.artifact_dir / "cpu" / "float64" / "forward_into.pt2")
+    )
+    plain = torch._inductor.aoti_load_package(
+        str(res.artifact_dir / "cpu" / "float64" / "forward.pt2")
+    )
+    for n in (1, 5):
+        strain = torch.rand(n, 6, dtype=torch.float64)
+        E, nu = torch.tensor(200e3, dtype=torch.float64), torch.tensor(0.3, dtype=torch.float64)
+        out = torch.full((n, 6), float("nan"), dtype=torch.float64)
+        (got,) = runner(strain, E, nu, out)
+        assert got.data_ptr() == out.data_ptr()
+        torch.testing.assert_close(out, plain(strain, E, nu)[0], rtol=0, atol=0)
+
+
+def test_cli_write_into(elasticity_input, tmp_path, cache_dir):
+    """The same graphs as the test above (cache hits after it)."""
+    args = [str(elasticity_input), "--model", "elasticity", "-d", "stress:strain", "-p", "E"]
+    assert main([*args, "--write-into", "-o", str(tmp_path), "--cache-dir", str(cache_dir)]) == 0
+    meta = json.loads((tmp_path / "elasticity" / "metadata.json").read_text())
+    assert set(meta["graphs"]) == {"forward", "forward_into", "jacobian"}

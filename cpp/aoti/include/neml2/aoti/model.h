@@ -45,6 +45,15 @@ public:
 
   /// {output: (*B, *out_sub, *out_base)}.
   TensorMap forward(const TensorMap & inputs);
+  /// As forward, storing the outputs into `outputs`: one tensor per output, each at
+  /// (*B, *out_sub, *out_base) for the inputs' batch shape B, contiguous, of the
+  /// model's dtype and device. An artifact compiled with `neml2-compile --write-into`
+  /// has the kernels store them there (no output allocation, no copy); otherwise
+  /// forward's results are copied in. Throws FatalError naming the output whose
+  /// tensor does not fit, before anything is computed.
+  void forward_into(const TensorMap & inputs, const TensorMap & outputs);
+  /// Whether the artifact has the forward_into graph (neml2-compile --write-into).
+  bool writes_into() const;
   /// Outputs and sum_i J[out][i] . t_i for every output whose blocks w.r.t. all
   /// tangent inputs were compiled (missing tangents are zero).
   std::pair<TensorMap, TensorMap> jvp(const TensorMap & inputs, const TensorMap & tangents);

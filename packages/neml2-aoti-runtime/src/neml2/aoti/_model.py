@@ -260,6 +260,19 @@ class Model:
 
     __call__ = forward
 
+    def forward_into(self, inputs: Mapping[str, Any], outputs: Mapping[str, torch.Tensor]) -> None:
+        """``forward`` stored into *outputs*: one contiguous tensor per output at
+        ``(*B, *out_sub, *out_base)``, of the model's dtype and device. An artifact compiled
+        with ``neml2-compile --write-into`` has its kernels store there directly (no
+        output allocation, no copy, see ``writes_into``); otherwise the results are
+        copied in."""
+        self._call(lambda x: self._cpp.forward_into(x, dict(outputs)), inputs)
+
+    @property
+    def writes_into(self) -> bool:
+        """Whether the artifact has the ``forward_into`` graph (``--write-into``)."""
+        return self._cpp.writes_into
+
     def jacobian(
         self, inputs: Mapping[str, Any]
     ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:

@@ -87,6 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="promote a parameter (e.g. elasticity.E) to a runtime input; repeatable",
     )
     p.add_argument(
+        "--write-into",
+        action="store_true",
+        help="also compile forward_into: the forward graph writing into caller-provided "
+        "outputs (Model::forward_into; DispatchedModel on CPU workers then stores every "
+        "chunk in place instead of copying it; one more graph to compile)",
+    )
+    p.add_argument(
         "--example-batch-shape",
         type=int,
         default=None,
@@ -108,7 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(msg, flush=True)
 
     try:
-        opts = CompileOptions.from_strings(a.model, a.derivatives, a.parameters, a.device, a.dtype)
+        opts = CompileOptions.from_strings(
+            a.model, a.derivatives, a.parameters, a.device, a.dtype, write_into=a.write_into
+        )
         t0 = time.perf_counter()
         res = compile_file(
             a.input,

@@ -4,6 +4,7 @@
 
     DIR/NAME/metadata.json
     DIR/NAME/<device>/<dtype>/forward.pt2      outputs
+    DIR/NAME/<device>/<dtype>/forward_into.pt2 outputs, into given tensors (--write-into)
     DIR/NAME/<device>/<dtype>/jacobian.pt2     outputs + the requested -d blocks
     DIR/NAME_aoti.i                            HIT stub: type = AOTIModel
 
@@ -33,7 +34,7 @@ from typing import Any
 
 import torch
 
-from neml2.compiler._graphs import ForwardGraph, JacobianGraph
+from neml2.compiler._graphs import ForwardGraph, ForwardIntoGraph, JacobianGraph
 from neml2.compiler._options import CompileOptions, DerivativePair
 from neml2.compiler._sub_batch import infer_sub_batch, probe_inputs
 from neml2.compiler._subgraph_constants import inline_subgraph_constants
@@ -192,18 +193,39 @@ def example_inputs(
     return [x.data for x in probe_inputs(model, batch, sub or {}, dtype, device)]
 
 
-def export_graph(graph: torch.nn.Module, xs: list[torch.Tensor], params: list[torch.Tensor]):
-    """``torch.export`` with one dynamic batch axis shared by every model input."""
+def export_graph(
+    graph: torch.nn.Module,
+    xs: list[torch.Tensor],
+    params: list[torch.Tensor],
+    outs: list[torch.Tensor] = (),  # type: ignore[assignment]
+):
+    """``torch.export`` with one dynamic batch axis shared by every model input (and by
+    the output tensors ``outs`` a ``forward_into`` graph writes into)."""
     batch = torch.export.Dim("batch", min=1, max=2**31 - 2)
-    shapes = tuple([{0: batch}] * len(xs) + [None] * len(params))
+    shapes = tuple([{0: batch}] * len(xs) + [None] * len(params) + [{0: batch}] * len(outs))
     try:
         # forward(*args): the whole varargs tuple is one argument to export
-        return torch.export.export(graph, (*xs, *params), dynamic_shapes=(shapes,), strict=False)
+        return torch.export.export(
+            graph, (*xs, *params, *outs), dynamic_shapes=(shapes,), strict=False
+        )
     except Exception as e:  # torch raises many types here; the message is what matters
         raise FatalError(
             f"torch.export failed for the {type(graph).__name__} of model "
             f"'{model_name_of(graph.model)}': {type(e).__name__}: {e}"
         ) from e
+
+
+def _output_buffers(model, graph, xs, params) -> list[torch.Tensor]:
+    """The example output tensors a ``forward_into`` graph writes into (none for the
+    others): the forward outputs' shapes at the example batch."""
+    if not isinstance(graph, ForwardIntoGraph):
+        return []
+    with torch.no_grad():
+        ys = ForwardGraph(model, graph.promoted, graph.in_sub, graph.out_sub)(*xs, *params)
+    return [
+        torch.empty_like(y, memory_format=torch.contiguous_format)
+        for y in ys[: len(model.output_spec)]
+    ]
 
 
 def graph_key(ep, extra: dict[str, Any]) -> str:
@@ -310,6 +332,8 @@ def compile_model(
     ]
     inputs_p = promoted + hidden
     graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, inputs_p, in_sub, out_sub)}
+    if options.write_into:
+        graphs["forward_into"] = ForwardIntoGraph(model, inputs_p, in_sub, out_sub)
     if pairs:
         graphs["jacobian"] = JacobianGraph(model, inputs_p, in_sub, out_sub, pairs)
 
@@ -352,6 +376,17 @@ def compile_model(
                 "outputs": list(model.output_spec),
                 "status": graphs["forward"].status,
             },
+            **(
+                {
+                    "forward_into": {
+                        "file": "forward_into.pt2",
+                        "outputs": list(model.output_spec),
+                        "status": graphs["forward"].status,
+                    }
+                }
+                if options.write_into
+                else {}
+            ),
             **(
                 {
                     "jacobian": {
@@ -408,7 +443,7 @@ def compile_model(
                 if key is None or not (cache / f"{key}.pt2").is_file():
                     say(f"[{name}] {device}/{dtype_name}/{gname}: exporting ...")
                     with torch.no_grad():
-                        ep = export_graph(graph, xs, ps)
+                        ep = export_graph(graph, xs, ps, _output_buffers(m, graph, xs, ps))
                     inline_subgraph_constants(ep, f"the {gname} graph of model '{name}'")
                     key = graph_key(ep, extra)
                 t_export = time.perf_counter() - t0

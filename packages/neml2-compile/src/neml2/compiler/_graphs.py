@@ -6,6 +6,10 @@ variable's fixed sub-batch shape, often empty) followed by the promoted paramete
 at their stored shapes, and returns plain tensors:
 
 * ``forward``: the outputs at ``(N, *sub, *base)``, in ``output_names`` order;
+* ``forward_into`` (``--write-into``): ``(*inputs, *params, *outs)``, the forward graph
+  storing its outputs into the caller's tensors ``outs`` at ``(N, *sub, *base)``: Inductor
+  writes the last kernel's results straight into them (no output allocation, no copy);
+  it returns them (aliases);
 * ``jacobian``: the outputs, then one block ``J[out][in]`` at
   ``(N, *out_sub, *out_base, *in_sub, *in_base)`` per requested ``-d`` pair, in
   metadata order (the full coupling across sub-batch entries, e.g. slip systems);
@@ -120,6 +124,18 @@ class ForwardGraph(_Graph):
             self._full(n, o.data, args) for n, o in zip(self.model.output_spec, outs, strict=True)
         )
         return (*res, failed) if self.status else res
+
+
+class ForwardIntoGraph(ForwardGraph):
+    """``(*inputs, *params, *outs) -> (*outs)``: ``forward`` written into ``outs``."""
+
+    def forward(self, *args):
+        nout = len(self.model.output_spec)
+        dest, args = args[len(args) - nout :], args[: len(args) - nout]
+        res = super().forward(*args)
+        for d, y in zip(dest, res[:nout], strict=True):
+            d.copy_(y)
+        return (*dest, res[nout]) if self.status else tuple(dest)
 
 
 class JacobianGraph(_Graph):

@@ -53,6 +53,10 @@ class CompileOptions:
     #: sub-batch shapes by variable name (``{"dislocation_density": (12,)}``; ``x`` also
     #: covers its history ``x~1``); the rest are inferred (see ``_sub_batch``)
     sub_batch: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: also compile ``forward_into``: the forward graph storing into caller-provided
+    #: outputs (``Model::forward_into``; ``DispatchedModel`` on CPU workers then writes
+    #: every chunk in place instead of copying it into the gathered result)
+    write_into: bool = False
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -83,6 +87,7 @@ class CompileOptions:
         parameters: list[str] = (),  # type: ignore[assignment]
         devices: list[str] | None = None,
         dtypes: list[str] | None = None,
+        write_into: bool = False,
     ) -> CompileOptions:
         return cls(
             model=model,
@@ -90,4 +95,5 @@ class CompileOptions:
             parameters=list(parameters),
             devices=list(devices or ["cpu"]),
             dtypes=list(dtypes or ["float64"]),
+            write_into=write_into,
         )
