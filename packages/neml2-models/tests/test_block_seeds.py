@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from neml2.models import load_model
-from neml2.tensors import Scalar
+from neml2.tensors import FatalError, Scalar
 
 F64 = torch.float64
 G = 4
@@ -172,3 +172,25 @@ def test_grain_mixing_model_falls_back_to_ordinary_seeds(tmp_path):
     xs = x.abs().sum(-1, keepdim=True)
     rx = x + 0.1 * x * x.abs() ** 2 - 0.5 * y.unsqueeze(-1) - 0.25 * xs - f
     torch.testing.assert_close(rx, torch.zeros_like(rx), rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize(
+    "structure, message",
+    [
+        ("blok dense", "structure 'blok' is not one of dense, block"),
+        ("block", "structure gives 1 kind(s) (block) for 2 unknown group(s)"),
+        ("block dense dense", "structure gives 3 kind(s)"),
+    ],
+)
+def test_bad_structure_names_the_line(tmp_path, structure, message):
+    """A misspelt or miscounted ``structure`` is an error at its line (it would otherwise
+    silently mean 'dense': right results, slower)."""
+    text = textwrap.dedent(SYSTEM).lstrip().format(**MEAN)
+    text = text.replace("structure = 'block dense'", f"structure = '{structure}'")
+    p = tmp_path / "bad.i"
+    p.write_text(text)
+    line = 1 + text.splitlines().index(f"    structure = '{structure}'")
+    with pytest.raises(FatalError) as e:
+        load_model(p, "model")
+    assert message in str(e.value)
+    assert f"bad.i:{line}" in str(e.value)

@@ -41,6 +41,12 @@ __all__ = ["CompiledModel", "compile"]
 
 _OPS = ("forward", "jvp", "jacobian", "typed")
 
+#: Size hint of the dynamic batch axis (neml2-compile's example batch too). Inductor plans
+#: its loops with the batch a graph is first compiled at, and below about 1000 points it
+#: emits serial kernels, which then use one core at every batch (a run whose first batch
+#: of 2 points or more is 100 got them).
+BATCH_HINT = 1024
+
 
 def compile(
     model: torch.nn.Module,
@@ -211,9 +217,12 @@ class CompiledModel(torch.nn.Module):
                 f"({', '.join(self.input_spec)}), got {len(args)}"
             )
         for a in args:
-            t = a.data if isinstance(a, TensorWrapper) else a
-            if isinstance(t, torch.Tensor) and t.dim() > 0 and t.shape[0] > 1:
-                torch._dynamo.maybe_mark_dynamic(t, 0)
+            if isinstance(a, TensorWrapper):
+                # axis 0 is a batch axis (not sub-batch or base): dynamic, with the hint
+                if a.dynamic_ndim > 0 and a.data.shape[0] > 1:
+                    torch._dynamo.mark_dynamic(a.data, 0, hint_override=BATCH_HINT)
+            elif isinstance(a, torch.Tensor) and a.dim() > 0 and a.shape[0] > 1:
+                torch._dynamo.maybe_mark_dynamic(a, 0)
         return self._run("typed", lambda f: f(self.model, args, v, v2))
 
     # ------------------------------------------------------------------ name-keyed surface
@@ -278,7 +287,7 @@ class CompiledModel(torch.nn.Module):
             if pad:
                 y = y.expand(2, *rest)
             y = y.contiguous()
-            torch._dynamo.mark_dynamic(y, 0)
+            torch._dynamo.mark_dynamic(y, 0, hint_override=BATCH_HINT)
             return y
 
         bases = {k: len(t.BASE_SHAPE) for k, t in self.input_spec.items()}

@@ -75,6 +75,28 @@ class NonlinearSystem:
                     f"({outs[r].__name__}) have different shapes"
                 )
         self.givens = [n for n in ins if n not in self.unknowns]
+        self.structure = self._structure(loc.get("structure", _where))
+
+    #: the kinds a ``structure`` token may name
+    STRUCTURES = ("dense", "block")
+
+    def _structure(self, where: str) -> list[str]:
+        """One kind per unknown group ('dense' where ``structure`` is not given)."""
+        kinds = self.opts["structure"].split()
+        if not kinds:
+            return ["dense"] * len(self.unknown_groups)
+        bad = [k for k in kinds if k not in self.STRUCTURES]
+        if bad:
+            raise FatalError(
+                f"{where}: structure '{bad[0]}' is not one of {', '.join(self.STRUCTURES)}"
+            )
+        if len(kinds) != len(self.unknown_groups):
+            raise FatalError(
+                f"{where}: structure gives {len(kinds)} kind(s) ({' '.join(kinds)}) for "
+                f"{len(self.unknown_groups)} unknown group(s); give one per group "
+                "(groups are separated by ';' in unknowns)"
+            )
+        return kinds
 
     @classmethod
     def from_hit(cls, node, ctx):
