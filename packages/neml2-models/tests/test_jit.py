@@ -422,3 +422,17 @@ def test_implicit_nonconvergence_is_recoverable(j2):
     x["E"] = x["E"] * float("nan")
     with torch.no_grad(), pytest.raises(ConvergenceError, match="did not converge at 3 point"):
         jit.forward(x)
+
+
+def test_batch_axis_gets_the_size_hint(elastic):
+    """Inductor plans loops with the size hint: 1024 (parallel kernels) on the batch axis
+    of a typed call, unless a tangent's static batch is compared with it."""
+    from neml2.models._jit import BATCH_HINT
+
+    eager, jit, _ = elastic
+    e = SR2(_rand(6, 6, seed=21))
+    with torch.no_grad():
+        _close(jit(e).data, eager(e).data)
+        assert e.data._dynamo_hint_overrides == {0: BATCH_HINT} == {0: 1024}
+        jit(e, v={"strain": {"d": SR2(_rand(1, 6, 6, seed=22))}})
+        assert e.data._dynamo_hint_overrides == {}

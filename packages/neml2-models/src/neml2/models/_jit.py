@@ -41,10 +41,10 @@ __all__ = ["CompiledModel", "compile"]
 
 _OPS = ("forward", "jvp", "jacobian", "typed")
 
-#: Size hint of the dynamic batch axis (neml2-compile's example batch too). Inductor plans
-#: its loops with the batch a graph is first compiled at, and below about 1000 points it
-#: emits serial kernels, which then use one core at every batch (a run whose first batch
-#: of 2 points or more is 100 got them).
+#: Size hint of the dynamic batch axis of the name-keyed calls (neml2-compile's example
+#: batch too). Inductor plans its loops with the batch a graph is first compiled at, and
+#: below about 1000 points it emits serial kernels, which then use one core at every
+#: batch (a run whose first batch of 2 points or more is 100 got them).
 BATCH_HINT = 1024
 
 
@@ -216,13 +216,18 @@ class CompiledModel(torch.nn.Module):
                 f"{self.model._label()}: forward takes {len(self.input_spec)} inputs "
                 f"({', '.join(self.input_spec)}), got {len(args)}"
             )
-        for a in args:
-            if isinstance(a, TensorWrapper):
-                # axis 0 is a batch axis (not sub-batch or base): dynamic, with the hint
-                if a.dynamic_ndim > 0 and a.data.shape[0] > 1:
-                    torch._dynamo.mark_dynamic(a.data, 0, hint_override=BATCH_HINT)
-            elif isinstance(a, torch.Tensor) and a.dim() > 0 and a.shape[0] > 1:
-                torch._dynamo.maybe_mark_dynamic(a, 0)
+        # maybe: a typed call may broadcast a batch-1 tangent against this axis, which a
+        # strictly dynamic size cannot decide
+        ts = [a.data if isinstance(a, TensorWrapper) else a for a in args]
+        ts = [t for t in ts if isinstance(t, torch.Tensor) and t.dim() > 0 and t.shape[0] > 1]
+        # The size hint stands for the size when Dynamo decides comparisons, so it is given
+        # only where every marked axis has one size and no tangent (of a static batch) is
+        # compared with it. maybe_mark_dynamic takes no hint: it is stored as
+        # mark_dynamic(hint_override=) stores it (torch 2.13)
+        hint = v is None and v2 is None and len({t.shape[0] for t in ts}) == 1
+        for t in ts:
+            torch._dynamo.maybe_mark_dynamic(t, 0)
+            t._dynamo_hint_overrides = {0: BATCH_HINT} if hint else {}
         return self._run("typed", lambda f: f(self.model, args, v, v2))
 
     # ------------------------------------------------------------------ name-keyed surface
