@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from neml2.drivers._compare import Comparison, compare, format_error, worst_of
 from neml2.drivers._driver import Driver, pair_fields
 from neml2.models import register
 from neml2.models._schema import option
@@ -65,6 +66,7 @@ class ModelUnitTest(Driver):
     def setup(self) -> None:
         self.failures: list[str] = []
         self.report: list[str] = []
+        self.results: list[Comparison] = []
 
     # ------------------------------------------------------------------ inputs
     def _values(self, side: str) -> dict[str, TensorWrapper]:
@@ -117,39 +119,43 @@ class ModelUnitTest(Driver):
                 f"'{self.opts['model']}' (its outputs: {', '.join(model.output_spec)})"
             )
         xs = [inputs[n] for n in model.input_spec]
+        if self.opts["check_values"] and not expected:
+            raise self.error(
+                f"no expected outputs given (output_<Type>_names / _values) for model "
+                f"'{self.opts['model']}': nothing to check its values against "
+                "(set check_values = false to check derivatives only)"
+            )
         if self.opts["check_values"]:
             self._check_values(model, xs, expected)
         if self.opts["check_derivatives"]:
             self._check_first(model, xs)
         if self.opts["check_second_derivatives"]:
             self._check_second(model, xs)
+        if not self.results:
+            self.failures.append(
+                "nothing was compared (no expected outputs and no derivative checks)"
+            )
         for line in self.report if self.opts["verbose"] else []:
             print(line)
         for f in self.failures:
             print(f"FAIL {f}")
         verdict = f"{len(self.failures)} FAILED" if self.failures else "all passed"
+        worst = worst_of(self.results)
+        where = f", worst max |error| {format_error(worst.worst)} at {worst.what}" if worst else ""
         print(
             f"ModelUnitTest '{self.hit_name or ''}': model '{self.opts['model']}', "
-            f"{len(self.report)} checks, {verdict}"
+            f"{len(self.results)} checks{where}, {verdict}"
         )
         return not self.failures
 
-    def _compare(self, what: str, got: torch.Tensor, want: torch.Tensor, rtol, atol) -> None:
-        try:
-            g, w = torch.broadcast_tensors(got, want)
-        except RuntimeError:
-            self.failures.append(f"{what}: shape {tuple(got.shape)} vs {tuple(want.shape)}")
-            return
-        g, w = g.detach(), w.detach()
-        err = (g - w).abs()
-        bad = err > atol + rtol * w.abs()
-        worst = float(err.max()) if err.numel() else 0.0
-        self.report.append(f"{what}: max |error| {worst:.3e}")
-        if bool(bad.any()):
-            self.failures.append(
-                f"{what}: max |error| {worst:.3e} exceeds atol {atol:g} + rtol {rtol:g}*|expected|"
-                f" at {int(bad.sum())} of {bad.numel()} entries"
-            )
+    def _compare(
+        self, what: str, got: torch.Tensor, want: torch.Tensor, rtol, atol, *, oracle=False
+    ) -> None:
+        c = compare(what, got, want, rtol, atol, expected_may_be_nonfinite=not oracle)
+        self.report.append(c.line())
+        self.results.append(c)
+        if not c.ok:
+            self.failures.append(c.line())
 
     def _check_values(self, model, xs, expected) -> None:
         with torch.no_grad():
@@ -214,6 +220,7 @@ class ModelUnitTest(Driver):
                     r,
                     self.opts["derivative_rel_tol"],
                     self.opts["derivative_abs_tol"],
+                    oracle=True,
                 )
 
     def _check_second(self, model, xs) -> None:
@@ -242,6 +249,7 @@ class ModelUnitTest(Driver):
                 r,
                 self.opts["derivative_rel_tol"],
                 self.opts["derivative_abs_tol"],
+                oracle=True,
             )
 
 

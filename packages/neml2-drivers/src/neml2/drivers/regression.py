@@ -6,22 +6,12 @@ from pathlib import Path
 
 import torch
 
+from neml2.drivers._compare import Comparison, compare, format_error, worst_of
 from neml2.drivers._driver import Driver
 from neml2.drivers.transient import TYPES, TransientDriver
 from neml2.models import register
 from neml2.models._schema import option
 from neml2.tensors import TensorWrapper
-
-
-def _compare(a: torch.Tensor, b: torch.Tensor, rtol: float, atol: float):
-    """(ok, max abs error, shapes broadcast?) of two tensors after broadcasting."""
-    try:
-        a, b = torch.broadcast_tensors(a.detach().cpu(), b.detach().cpu().to(a.dtype))
-    except RuntimeError:
-        return False, float("inf"), False
-    err = (a - b).abs()
-    bad = (err > atol + rtol * b.abs()) | ~torch.isfinite(a)
-    return not bool(bad.any()), float(err.max()) if err.numel() else 0.0, True
 
 
 class _Checks(Driver):
@@ -49,33 +39,49 @@ class TransientRegression(_Checks):
             path = Path(self.ctx.path).resolve().parent / path
         if not path.is_file():
             raise self.error(f"reference file not found: {path}", "reference")
-        gold = torch.load(path, map_location="cpu", weights_only=True)
+        try:
+            gold = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:
+            raise self.error(f"cannot read reference file {path}: {e}", "reference") from None
+        if not isinstance(gold, dict):
+            raise self.error(
+                f"reference file {path} holds a {type(gold).__name__}, not a dict of tensors",
+                "reference",
+            )
+        keys = sorted(k for k in gold if isinstance(k, str) and k.startswith("output."))
+        if not keys:
+            raise self.error(
+                f"reference file {path} has no output.<step>.<variable> entries: "
+                "nothing to compare against",
+                "reference",
+            )
         driver = self._driver()
         driver.run()
         ours = driver.result
         self.failures: list[str] = []
-        worst = (0.0, "")
-        for key in sorted(k for k in gold if k.startswith("output.")):
-            if key not in ours:
-                self.failures.append(f"{key}: missing from our results")
+        results: list[Comparison] = []
+        for key in keys:
+            if not isinstance(gold[key], torch.Tensor):
+                self.failures.append(f"{key}: the gold entry is a {type(gold[key]).__name__}")
                 continue
-            ok, err, shaped = _compare(ours[key], gold[key], self.opts["rtol"], self.opts["atol"])
-            if err > worst[0]:
-                worst = (err, key)
-            if not ok:
-                what = "shapes differ" if not shaped else f"max |error| {err:.3e}"
+            if key not in ours:
+                self.failures.append(f"{key}: in the gold file, missing from our results")
+                continue
+            c = compare(key, ours[key], gold[key], self.opts["rtol"], self.opts["atol"])
+            results.append(c)
+            if not c.ok:
                 self.failures.append(
-                    f"{key}: {what} (ours {tuple(ours[key].shape)}, gold {tuple(gold[key].shape)})"
+                    f"{c.line()} (ours {tuple(ours[key].shape)}, gold {tuple(gold[key].shape)})"
                 )
         for f in self.failures[:10]:
             print(f"FAIL {f}")
         if len(self.failures) > 10:
             print(f"... and {len(self.failures) - 10} more")
-        n = sum(1 for k in gold if k.startswith("output."))
+        worst = worst_of(results)
+        where = f"{format_error(worst.worst)} at {worst.what}" if worst else "- (none compared)"
         print(
-            f"TransientRegression '{self.hit_name}': {n} gold values, worst max |error| "
-            f"{worst[0]:.3e} at {worst[1] or '-'}: "
-            + ("passed" if not self.failures else f"{len(self.failures)} FAILED")
+            f"TransientRegression '{self.hit_name}': {len(keys)} gold values, worst max |error| "
+            f"{where}: " + ("passed" if not self.failures else f"{len(self.failures)} FAILED")
         )
         return not self.failures
 
@@ -111,27 +117,37 @@ class Verification(_Checks):
                 if not isinstance(ref, TensorWrapper):
                     raise self.error(f"[Tensors/{v}] is not a typed tensor", f"{t}_values")
                 checks.append((n, ref))
+        if not checks:
+            raise self.error("no <Type>_names / <Type>_values given: nothing to verify", "driver")
+        for n, ref in checks:
+            if ref.data.dim() == 0 or ref.data.shape[0] < 2:
+                raise self.error(
+                    f"the reference for {n} has no step after the initial state "
+                    f"(shape {tuple(ref.data.shape)}): nothing to compare",
+                    "driver",
+                )
         driver = self._driver()
         driver.run()
         ours = driver.result
         self.failures: list[str] = []
         for n, ref in checks:
             side, var = n.split(".")
-            nsteps = ref.data.shape[0]
-            worst = 0.0
-            for k in range(1, nsteps):
+            results: list[Comparison] = []
+            steps = range(1, ref.data.shape[0])
+            for k in steps:
                 key = f"{side}.{k}.{var}"
                 if key not in ours:
                     self.failures.append(f"{key}: missing from our results")
                     break
-                ok, err, _ = _compare(ours[key], ref.data[k], self.opts["rtol"], self.opts["atol"])
-                worst = max(worst, err)
-                if not ok:
-                    self.failures.append(f"{key}: max |error| {err:.3e} at step {k}")
+                c = compare(key, ours[key], ref.data[k], self.opts["rtol"], self.opts["atol"])
+                results.append(c)
+                if not c.ok:
+                    self.failures.append(f"{c.line()} at step {k}")
                     break
+            worst = worst_of(results)
             print(
-                f"Verification '{self.hit_name}': {n} over {nsteps - 1} steps, "
-                f"worst max |error| {worst:.3e}"
+                f"Verification '{self.hit_name}': {n} over {len(results)} of {len(steps)} steps, "
+                f"worst max |error| {format_error(worst.worst) if worst else '-'}"
             )
         for f in self.failures:
             print(f"FAIL {f}")

@@ -1,0 +1,101 @@
+"""Run one conformance input (a reference-library test file) and report its outcome.
+
+A case is one ``.i`` file under the conformance folder. Its checks are the
+``[Drivers]`` blocks of a checking type (``ModelUnitTest``,
+``TransientRegression``, ``Verification``); the case passes when every one of
+them runs and passes. Anything else (an error while loading or running, a
+failed comparison, a file with no check at all) is a failure with a one-line
+reason, which is what the ledger records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import neml2.drivers  # noqa: F401  (registers the drivers)
+from neml2.models import load_input
+
+REPO = Path(__file__).resolve().parents[2]
+#: The conformance data; NEML2_CONFORMANCE_DIR points elsewhere.
+FOLDER = Path(os.environ.get("NEML2_CONFORMANCE_DIR", REPO.parent / "shared" / "conformance"))
+LEDGER = Path(__file__).resolve().parent / "ledger.toml"
+CHECKS = ("ModelUnitTest", "TransientRegression", "Verification")
+
+
+def case_files() -> list[Path]:
+    """Every ``.i`` file of the conformance folder (empty if the folder is absent)."""
+    return sorted(FOLDER.rglob("*.i")) if FOLDER.is_dir() else []
+
+
+def case_id(path: Path) -> str:
+    """The case's name: its path relative to the conformance folder, with ``/``."""
+    return path.relative_to(FOLDER).as_posix()
+
+
+def read_ledger(path: Path = LEDGER) -> dict[str, str]:
+    """The ledger: ``{case id: reason it does not pass yet}``.
+
+    The file is TOML with one table, ``[failing]``, mapping each case id to a
+    non-empty reason. Anything else in it is an error, so a typo cannot hide a case.
+    """
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    extra = sorted(set(data) - {"failing"})
+    if extra:
+        raise ValueError(f"{path}: unexpected table(s) {extra}; only [failing] is allowed")
+    failing = data.get("failing", {})
+    for key, reason in failing.items():
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError(f"{path}: entry '{key}' needs a non-empty reason string")
+    return dict(failing)
+
+
+@dataclass
+class Outcome:
+    """What running one case gave: passed or not, why not, how long, what it printed."""
+
+    passed: bool
+    reason: str
+    seconds: float
+    output: str
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    """The first non-blank line of *text*, paths shown relative to the conformance folder."""
+    text = text.replace(f"{FOLDER.resolve()}/", "").replace(f"{FOLDER}/", "")
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def run_case(path: Path) -> Outcome:
+    """Load *path* and run every checking driver in it."""
+    start = time.perf_counter()
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf):
+            ctx = load_input(path)
+            drivers = ctx.section("Drivers")
+            names = [
+                b.name
+                for b in (drivers.children() if drivers is not None else [])
+                if b.param("type") is not None and b.param("type").as_str() in CHECKS
+            ]
+            if not names:
+                reason = f"no {' / '.join(CHECKS)} block in [Drivers]"
+                return Outcome(False, reason, time.perf_counter() - start, buf.getvalue())
+            for name in names:
+                check = ctx.object("Drivers", name)
+                if check.run() is not True:
+                    first = check.failures[0] if check.failures else "no failure recorded"
+                    reason = f"[Drivers/{name}] failed: {_first_line(first)}"
+                    return Outcome(False, reason, time.perf_counter() - start, buf.getvalue())
+    except Exception as e:  # every failure mode is a ledger reason, not a crash
+        reason = f"{type(e).__name__}: {_first_line(str(e)) or repr(e)}"
+        return Outcome(False, reason, time.perf_counter() - start, buf.getvalue())
+    return Outcome(True, "", time.perf_counter() - start, buf.getvalue())

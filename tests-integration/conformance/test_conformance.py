@@ -1,0 +1,51 @@
+"""The reference library's own test suite (../shared/conformance), every file, on py-eager.
+
+Each ``.i`` file is one case. The rules:
+
+* an unlisted case must pass;
+* a case listed in ``ledger.toml`` (with the reason it does not pass yet) must
+  still fail: a listed case that passes fails here, so the ledger only shrinks;
+* a ledger entry must name an existing file;
+* the folder must be there (a missing prerequisite is a failure, not a skip).
+
+The session summary prints the pass count per folder (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+from _cases import FOLDER, LEDGER, case_files, case_id, read_ledger, run_case
+
+FILES = case_files()
+LEDGER_ENTRIES = read_ledger()
+RESULTS: dict[str, bool] = {}
+
+
+def test_folder_is_there():
+    assert FOLDER.is_dir(), (
+        f"conformance data not found at {FOLDER}; set NEML2_CONFORMANCE_DIR to the folder "
+        "holding models/, regression/ and verification/"
+    )
+    assert len(FILES) >= 251, f"expected the whole suite (251 inputs), found {len(FILES)}"
+
+
+def test_ledger_names_existing_cases():
+    known = {case_id(p) for p in FILES}
+    stale = sorted(k for k in LEDGER_ENTRIES if k not in known)
+    assert not stale, f"{LEDGER.name} lists cases that do not exist: {stale}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[case_id(p) for p in FILES])
+def test_case(path):
+    key = case_id(path)
+    outcome = run_case(path)
+    RESULTS[key] = outcome.passed
+    listed = LEDGER_ENTRIES.get(key)
+    if listed is None:
+        assert outcome.passed, (
+            f"{key} fails and is not in {LEDGER.name}: {outcome.reason}\n{outcome.output[-4000:]}"
+        )
+    else:
+        assert not outcome.passed, (
+            f"{key} passes now: remove it from {LEDGER.name} (it was listed as: {listed})"
+        )
