@@ -117,7 +117,8 @@ def compare(
     if not expected_may_be_nonfinite:
         same_nonfinite = torch.zeros_like(same_nonfinite)
     err = (got - want).abs()
-    within = err <= atol + rtol * want.abs()  # NaN compares False: a NaN fails
+    # NaN compares False, and an infinity is never "within" (inf <= rtol * inf is True).
+    within = (err <= atol + rtol * want.abs()) & torch.isfinite(got) & torch.isfinite(want)
     good = within | same_nonfinite
     total = good.numel()
     bad = int((~good).sum())
