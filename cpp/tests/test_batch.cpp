@@ -39,5 +39,16 @@ main()
       broadcast_batch_shape(
           {{"strain", at::zeros({6})}, {"T", at::zeros({})}, {"stress", at::zeros({6})}}, base),
       "unknown input 'stress'; the model's inputs are: T, strain");
+  // a misspelt name is reported as unknown (with a suggestion), not as the missing one
+  CHECK_THROWS(
+      FatalError,
+      broadcast_batch_shape({{"strian", at::zeros({6})}, {"T", at::zeros({})}}, base),
+      "unknown input 'strian' (did you mean 'strain'?); the model's inputs are: T, strain");
+  CHECK(dtype_name(at::kBFloat16) == "bfloat16");
+  CHECK(dtype_name(at::kLong) == "int64");
+  CHECK(dtype_name(at::kComplexDouble) == "complex128");
+  CHECK(dtype_name(at::kDouble) == "float64");
+  CHECK(did_you_mean("strian", {"T", "strain"}) == " (did you mean 'strain'?)");
+  CHECK(did_you_mean("stress", {"T", "strain"}).empty());
   return neml2::test::finish("test_batch");
 }

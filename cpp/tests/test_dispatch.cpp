@@ -325,6 +325,16 @@ test_errors(const std::string & art)
   CHECK_THROWS(FatalError, d.forward(b3), "does not broadcast");
   CHECK_THROWS(FatalError, d.forward(slip2), "input 'slip' has shape (7, 2)");
   CHECK_THROWS(FatalError, d.jvp(x, {{"y", x.at("x")}}), "tangent for unknown input 'y'");
+  CHECK_THROWS(FatalError,
+               d.jvp(x, {{"strian", x.at("strain")}}),
+               "tangent for unknown input 'strian' (did you mean 'strain'?)");
+  CHECK_THROWS(FatalError,
+               d.jvp(x, {{"strain", x.at("strain").to(at::kFloat)}}),
+               "tangent 'strain' has dtype float32 but the model runs in float64");
+  CHECK_THROWS(
+      FatalError,
+      d.forward(TensorMap{{"x", x.at("x")}, {"strian", x.at("strain")}, {"slip", x.at("slip")}}),
+      "unknown input 'strian' (did you mean 'strain'?)");
   CHECK_THROWS(FatalError, d.jvp(x, {{"strain", at::rand({3, 6}, F64)}}), "tangent of strain");
   CHECK_THROWS(FatalError, DispatchedModel(art, {}), "at least one worker");
   CHECK_THROWS(FatalError, DispatchedModel(art, {"cpu", "tpu"}), "worker 'tpu' is not a device");

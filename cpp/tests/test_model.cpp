@@ -133,9 +133,10 @@ main(int argc, char ** argv)
   const auto x = at::rand({3}, F64);
   const auto e = at::rand({3, 6}, F64);
   CHECK_THROWS(FatalError, m.forward({{"x", x}}), "missing input 'strain'");
-  CHECK_THROWS(FatalError,
-               m.forward({{"x", x}, {"strian", e}}),
-               "unknown input 'strian'; the model's inputs are: x, strain");
+  CHECK_THROWS(
+      FatalError,
+      m.forward({{"x", x}, {"strian", e}}),
+      "unknown input 'strian' (did you mean 'strain'?); the model's inputs are: x, strain");
   CHECK_THROWS(FatalError,
                m.forward({{"x", x}, {"strain", at::rand({3, 5}, F64)}}),
                "input 'strain' has shape (3, 5) but must end in its base shape (6,)");
@@ -150,6 +151,31 @@ main(int argc, char ** argv)
                "no output has compiled derivatives w.r.t. all of x, strain");
   CHECK_THROWS(
       FatalError, m.jvp({{"x", x}, {"strain", e}}, {{"T", x}}), "tangent for unknown input 'T'");
+  // Nothing is converted or moved implicitly: inputs and tangents of another dtype or device.
+  CHECK_THROWS(FatalError,
+               m.forward({{"x", x}, {"strain", e.to(at::kBFloat16)}}),
+               "input 'strain' has dtype bfloat16 but the model was compiled for float64");
+  CHECK_THROWS(FatalError,
+               m.forward({{"x", x}, {"strain", e.to(at::kComplexDouble)}}),
+               "input 'strain' has dtype complex128");
+  CHECK_THROWS(
+      FatalError, m.forward({{"x", x.to(at::kLong)}, {"strain", e}}), "input 'x' has dtype int64");
+  CHECK_THROWS(FatalError,
+               m.forward({{"x", x}, {"strain", at::empty({3, 6}, e.options().device("meta"))}}),
+               "input 'strain' is on meta but the model was compiled for cpu");
+  CHECK_THROWS(FatalError,
+               m.jvp({{"x", x}, {"strain", e}}, {{"strain", e.to(at::kFloat)}}),
+               "tangent 'strain' has dtype float32 but the model was compiled for float64");
+  CHECK_THROWS(FatalError,
+               m.jvp({{"x", x}, {"strain", e}}, {{"strain", e.to(at::kComplexDouble)}}),
+               "tangent 'strain' has dtype complex128");
+  CHECK_THROWS(
+      FatalError,
+      m.jvp({{"x", x}, {"strain", e}}, {{"strain", at::empty({3, 6}, e.options().device("meta"))}}),
+      "tangent 'strain' is on meta");
+  CHECK_THROWS(FatalError,
+               m.jvp({{"x", x}, {"strain", e}}, {{"strian", e}}),
+               "tangent for unknown input 'strian' (did you mean 'strain'?)");
   CHECK_THROWS(FatalError,
                m.jvp({{"x", x}, {"strain", e}}, {{"strain", at::rand({2, 6}, F64)}}),
                "tangent of 'strain' has batch shape (2,)");

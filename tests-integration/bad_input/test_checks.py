@@ -228,12 +228,18 @@ ROWS = [
         files={"u.i": unit(outputs="")},
     ),
     Cli(
+        # E is an input here (a NaN literal coefficient is refused at load)
         "unit-derivatives-nan-on-both-sides",
         run_main,
-        ("u.i", "unit", "Models/elasticity/coefficients='nan 0.3'"),
+        ("u.i", "unit", "Models/elasticity/coefficients='E 0.3'"),
         1,
         "dstress/dstrain: max |error| nan",
-        files={"u.i": unit(extra="check_values = false")},
+        files={
+            "u.i": unit(
+                extra="check_values = false\n    input_Scalar_names = 'E'\n"
+                "    input_Scalar_values = 'nan'"
+            )
+        },
     ),
     Cli(
         "unit-unknown-output-name",

@@ -19,6 +19,40 @@ shape_str(at::IntArrayRef shape)
   return os.str();
 }
 
+std::string
+dtype_name(c10::ScalarType t)
+{
+  switch (t)
+  {
+  case at::kDouble:
+    return "float64";
+  case at::kFloat:
+    return "float32";
+  case at::kHalf:
+    return "float16";
+  case at::kBFloat16:
+    return "bfloat16";
+  case at::kLong:
+    return "int64";
+  case at::kInt:
+    return "int32";
+  case at::kShort:
+    return "int16";
+  case at::kChar:
+    return "int8";
+  case at::kByte:
+    return "uint8";
+  case at::kBool:
+    return "bool";
+  case at::kComplexFloat:
+    return "complex64";
+  case at::kComplexDouble:
+    return "complex128";
+  default:
+    return c10::toString(t);
+  }
+}
+
 Shape
 batch_shape_of(const std::string & name, const at::Tensor & value, const Shape & base)
 {
@@ -52,6 +86,21 @@ Shape
 broadcast_batch_shape(const std::map<std::string, at::Tensor> & inputs,
                       const std::map<std::string, Shape> & base_shapes)
 {
+  // an unknown name first: a misspelt input is also a missing one, and the
+  // misspelling is what to report
+  for (const auto & [name, value] : inputs)
+    if (!base_shapes.count(name))
+    {
+      std::string known;
+      std::vector<std::string> names;
+      for (const auto & kv : base_shapes)
+      {
+        known += (known.empty() ? "" : ", ") + kv.first;
+        names.push_back(kv.first);
+      }
+      throw FatalError("unknown input '" + name + "'" + did_you_mean(name, names) +
+                       "; the model's inputs are: " + known);
+    }
   for (const auto & [name, base] : base_shapes)
     if (!inputs.count(name))
       throw FatalError("missing input '" + name + "'");
@@ -61,13 +110,6 @@ broadcast_batch_shape(const std::map<std::string, at::Tensor> & inputs,
   for (const auto & [name, value] : inputs)
   {
     const auto it = base_shapes.find(name);
-    if (it == base_shapes.end())
-    {
-      std::string known;
-      for (const auto & kv : base_shapes)
-        known += (known.empty() ? "" : ", ") + kv.first;
-      throw FatalError("unknown input '" + name + "'; the model's inputs are: " + known);
-    }
     const auto b = batch_shape_of(name, value, it->second);
     if (first.empty())
     {

@@ -1,4 +1,5 @@
 #include "neml2/aoti/model.h"
+#include "neml2/aoti/batch.h"
 #include "neml2/aoti/errors.h"
 #include "neml2/aoti/json.h"
 #include "neml2/aoti/version.h"
@@ -97,12 +98,6 @@ parse_dtype(const std::string & s, const std::string & where)
   throw FatalError(where + ": unknown dtype '" + s + "' (float64 or float32)");
 }
 
-std::string
-dtype_name(c10::ScalarType t)
-{
-  return t == at::kDouble ? "float64" : t == at::kFloat ? "float32" : c10::toString(t);
-}
-
 Shape
 read_shape(const Json & j, const std::string & what)
 {
@@ -167,16 +162,9 @@ struct Model::Impl
     for (const auto & [name, value] : x)
     {
       if (!in_base.count(name))
-        throw FatalError("unknown input '" + name + "'; the model's inputs are: " + join(inputs));
-      if (!value.defined())
-        throw FatalError("input '" + name + "' is an undefined tensor");
-      if (value.scalar_type() != dtype)
-        throw FatalError("input '" + name + "' has dtype " + dtype_name(value.scalar_type()) +
-                         " but the model was compiled for " + dtype_name(dtype) + " (target " +
-                         target + ")");
-      if (value.device().type() != device.type())
-        throw FatalError("input '" + name + "' is on " + value.device().str() +
-                         " but the model was compiled for " + device.str());
+        throw FatalError("unknown input '" + name + "'" + did_you_mean(name, inputs) +
+                         "; the model's inputs are: " + join(inputs));
+      check_placement("input", name, value);
     }
     for (const auto & [name, value] : x)
       check_trailing("input", name, value);
@@ -200,6 +188,27 @@ struct Model::Impl
         flat.push_back(value.expand(full).reshape(flat_shape).contiguous());
     }
     return batch;
+  }
+
+  /// `value` (an input or a tangent) must be defined, of the model's dtype and on its
+  /// device type: nothing is converted or moved implicitly (docs/routes.md, "Input dtype
+  /// and device").
+  void check_placement(const std::string & what,
+                       const std::string & name,
+                       const at::Tensor & value) const
+  {
+    if (!value.defined())
+      throw FatalError(what + " '" + name + "' is an undefined tensor");
+    if (value.scalar_type() != dtype)
+      throw FatalError(what + " '" + name + "' has dtype " + dtype_name(value.scalar_type()) +
+                       " but the model was compiled for " + dtype_name(dtype) + " (target " +
+                       target + "; the " + what + " is on " + value.device().str() +
+                       "); inputs are never converted implicitly");
+    if (value.device().type() != device.type())
+      throw FatalError(what + " '" + name + "' is on " + value.device().str() +
+                       " but the model was compiled for " + device.str() + " (target " + target +
+                       "; the " + what + " has dtype " + dtype_name(value.scalar_type()) +
+                       "); inputs are never moved implicitly");
   }
 
   /// `value` must end in (*sub, *base) of input `name`; the message names the regions.
@@ -518,9 +527,12 @@ Model::jvp(const TensorMap & inputs, const TensorMap & tangents)
   auto & m = *_impl;
   std::vector<std::string> given;
   for (const auto & [name, t] : tangents)
+  {
     if (!m.in_base.count(name))
-      throw FatalError("tangent for unknown input '" + name +
-                       "'; the model's inputs are: " + join(m.inputs));
+      throw FatalError("tangent for unknown input '" + name + "'" + did_you_mean(name, m.inputs) +
+                       "; the model's inputs are: " + join(m.inputs));
+    m.check_placement("tangent", name, t);
+  }
   for (const auto & name : m.inputs)
     if (tangents.count(name))
       given.push_back(name);

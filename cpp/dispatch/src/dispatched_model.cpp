@@ -1,4 +1,5 @@
 #include "neml2/aoti/dispatched_model.h"
+#include "neml2/aoti/batch.h"
 #include "neml2/aoti/errors.h"
 #include "worker_pool.h"
 
@@ -192,12 +193,6 @@ cuda_device_of(const Worker & w)
 {
   return w.device.is_cuda() ? std::optional<c10::Device>(w.device) : std::nullopt;
 }
-
-std::string
-dtype_name(c10::ScalarType t)
-{
-  return t == at::kDouble ? "float64" : t == at::kFloat ? "float32" : c10::toString(t);
-}
 } // namespace
 
 struct DispatchedModel::Impl
@@ -238,18 +233,24 @@ struct DispatchedModel::Impl
     }
   }
 
-  void check(const TensorMap & x) const
+  /// Inputs (`what` "input") or tangents ("tangent") of the model's dtype, on the home
+  /// device type: nothing is converted or moved implicitly.
+  void check(const TensorMap & x, const std::string & what = "input") const
   {
     for (const auto & [name, v] : x)
     {
       if (!v.defined())
         continue; // broadcast_batch_shape names it
       if (v.scalar_type() != dtype)
-        throw FatalError("input '" + name + "' has dtype " + dtype_name(v.scalar_type()) +
-                         " but the model runs in " + dtype_name(dtype));
+        throw FatalError(what + " '" + name + "' has dtype " + dtype_name(v.scalar_type()) +
+                         " but the model runs in " + dtype_name(dtype) + " on " + home.str() +
+                         " (the " + what + " is on " + v.device().str() +
+                         "); inputs are never converted implicitly");
       if (v.device().type() != home.type())
-        throw FatalError("input '" + name + "' is on " + v.device().str() +
-                         " but the dispatched model takes inputs on " + home.str());
+        throw FatalError(what + " '" + name + "' is on " + v.device().str() +
+                         " but the dispatched model takes inputs on " + home.str() + " (in " +
+                         dtype_name(dtype) + "; the " + what + " has dtype " +
+                         dtype_name(v.scalar_type()) + "); inputs are never moved implicitly");
     }
   }
 
@@ -568,6 +569,7 @@ DispatchedModel::jvp(const TensorMap & inputs, const TensorMap & tangents)
   for (const auto & [k, t] : tangents)
     if (!bases.count(k))
       return m.front().jvp(inputs, tangents); // Model names the unknown tangent
+  m.check(tangents, "tangent");
   // One batch for inputs and tangents: broadcast them together, naming the tangents.
   TensorMap all(inputs);
   std::map<std::string, Shape> all_bases(bases);

@@ -11,6 +11,7 @@
 
 namespace neml2::eager
 {
+using aoti::dtype_name;
 using aoti::FatalError;
 using detail::check;
 using detail::Gil;
@@ -25,12 +26,6 @@ join(const std::vector<std::string> & v)
   for (const auto & s : v)
     out += (out.empty() ? "" : ", ") + s;
   return out;
-}
-
-std::string
-dtype_name(c10::ScalarType t)
-{
-  return t == at::kDouble ? "float64" : t == at::kFloat ? "float32" : c10::toString(t);
 }
 
 Ref
@@ -175,13 +170,17 @@ struct Model::Impl
         throw FatalError(label + ": " + what + " '" + n + "' is an undefined tensor");
       if (in_base.count(n))
       {
+        // nothing is converted or moved implicitly (docs/routes.md, "Input dtype and device")
         if (t.scalar_type() != dtype)
           throw FatalError(label + ": " + what + " '" + n + "' has dtype " +
                            dtype_name(t.scalar_type()) + " but the model was loaded with " +
-                           dtype_name(dtype));
+                           dtype_name(dtype) + " on " + device.str() + " (the " + what + " is on " +
+                           t.device().str() + "); inputs are never converted implicitly");
         if (t.device().type() != device.type())
           throw FatalError(label + ": " + what + " '" + n + "' is on " + t.device().str() +
-                           " but the model is on " + device.str());
+                           " but the model is on " + device.str() + " (in " + dtype_name(dtype) +
+                           "; the " + what + " has dtype " + dtype_name(t.scalar_type()) +
+                           "); inputs are never moved implicitly");
       }
       Ref obj(check(THPVariable_Wrap(t), ctx));
       const auto s = wrap_sub ? sub_ndim.find(n) : sub_ndim.end();

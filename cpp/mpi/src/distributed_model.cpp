@@ -1,4 +1,5 @@
 #include "neml2/mpi/distributed_model.h"
+#include "neml2/aoti/batch.h"
 #include "neml2/aoti/errors.h"
 
 #include <ATen/ATen.h>
@@ -11,6 +12,7 @@
 namespace neml2::mpi
 {
 using aoti::ConvergenceError;
+using aoti::dtype_name;
 using aoti::FatalError;
 
 namespace
@@ -28,12 +30,6 @@ struct Pieces
   TensorMap out, jvp;
   JacobianMap J;
 };
-
-std::string
-dtype_name(c10::ScalarType t)
-{
-  return t == at::kDouble ? "float64" : t == at::kFloat ? "float32" : c10::toString(t);
-}
 
 int64_t
 numel(const Shape & s)
@@ -262,8 +258,16 @@ struct DistributedModel::Impl
       {
         const auto it = std::find(names.begin(), names.end(), k);
         if (it == names.end())
-          throw FatalError("tangent for unknown input '" + k +
-                           "'; the model's inputs are: " + join(names));
+          throw FatalError("tangent for unknown input '" + k + "'" + aoti::did_you_mean(k, names) +
+                           "; the model's inputs are: " + join(names));
+        // nothing is converted or moved implicitly (docs/routes.md, "Input dtype and device")
+        if (t.defined() && t.scalar_type() != local->dtype())
+          throw FatalError("tangent '" + k + "' has dtype " + dtype_name(t.scalar_type()) +
+                           " but the model runs in " + dtype_name(local->dtype()) +
+                           " on cpu; inputs are never converted implicitly");
+        if (t.defined() && !t.device().is_cpu())
+          throw FatalError("tangent '" + k + "' is on " + t.device().str() +
+                           "; the distributed model takes inputs on the CPU");
         mask |= int64_t(1) << (it - names.begin());
         tan[k] = t.defined() ? t.to(at::kCPU, local->dtype()) : t;
         all["tangent of " + k] = tan[k];

@@ -268,7 +268,7 @@ def test_command_line_overrides(tmp_path):
         overrides=[
             "Models/el/E=2e5",
             "Models/el/extra := 'a b'",
-            "Models/new/deep/x=1 2 3",
+            "+Models/new/deep/x=1 2 3",  # '+' creates the missing sections
             "Models/el/ref=${E0}",
         ],
     )
@@ -300,7 +300,7 @@ def test_command_line_overrides(tmp_path):
 )
 def test_malformed_overrides(override, column, fragment):
     with pytest.raises(hit.HitSyntaxError) as info:
-        hit.parse("[Models]\n  [el]\n    E = 1\n  []\n[]\n", overrides=["a=1", override])
+        hit.parse("[Models]\n  [el]\n    E = 1\n  []\n[]\n", overrides=["+a=1", override])
     err = info.value
     assert (err.file, err.line, err.column) == ("<command line>", 2, column), str(err)
     assert fragment in err.reason
@@ -332,10 +332,10 @@ def test_parse_rejects_bytes():
 
 def test_override_brace_errors_point_into_the_override():
     with pytest.raises(HitSubstitutionError) as info:
-        hit.parse("x = 1\n", overrides=["x=2", "y=${nope}"])
-    assert (info.value.file, info.value.line, info.value.column) == ("<command line>", 2, 3)
+        hit.parse("x = 1\n", overrides=["x=2", "+y=${nope}"])
+    assert (info.value.file, info.value.line, info.value.column) == ("<command line>", 2, 4)
     with pytest.raises(HitSubstitutionError) as info:
-        hit.parse("x = 1\n", overrides=["y=a ${nope}"])
+        hit.parse("x = 1\n", overrides=["x=a ${nope}"])
     assert (info.value.line, info.value.column) == (1, 5)
 
 

@@ -7,6 +7,7 @@ count, never on time. Batch 1 is always the first size evaluated.
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import pytest
@@ -271,6 +272,59 @@ def test_bad_inputs_are_fatal(elastic):
         jit.jvp({"strain": _rand(2, 6)}, {"temperature": _rand(2)})
 
 
+def _holding(data):
+    """An SR2 holding *data* as it is (its constructor turns int tensors into floats)."""
+    x = SR2(torch.zeros(data.shape, dtype=F64))
+    x.data = data
+    return x
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.complex128])
+def test_input_of_another_dtype_is_rejected_before_compiling(elastic, dtype):
+    """As py-eager (docs/routes.md, "Input dtype and device"); no graph is compiled for it."""
+    _, jit, counter = elastic
+    before = counter.frame_count
+    bad, good = _rand(2, 6).to(dtype), _rand(2, 6)
+    frag = f"input 'strain' has dtype {dtype} (on cpu) but the model computes in torch.float64"
+    for call in (
+        lambda: jit.forward({"strain": bad}),
+        lambda: jit.jacobian({"strain": bad}),
+        lambda: jit.jvp({"strain": bad}, {"strain": good}),
+        lambda: jit(_holding(bad)),
+    ):
+        with pytest.raises(FatalError) as info:
+            call()
+        assert "input 'strain' has dtype" in str(info.value) and "torch.float64" in str(info.value)
+    with pytest.raises(FatalError, match=frag.replace("(", r"\(").replace(")", r"\)")):
+        jit.forward({"strain": bad})
+    with pytest.raises(FatalError, match=f"tangent 'strain' has dtype {dtype}"):
+        jit.jvp({"strain": good}, {"strain": bad})
+    assert counter.frame_count == before
+
+
+def test_input_on_another_device_and_misspelt_names(elastic):
+    _, jit, counter = elastic
+    before = counter.frame_count
+    e, meta = _rand(2, 6), _rand(2, 6).to("meta")
+    with pytest.raises(FatalError, match=r"input 'strain' is on meta \(dtype torch.float64\)"):
+        jit.forward({"strain": meta})
+    with pytest.raises(FatalError, match=r"tangent 'strain' is on meta"):
+        jit.jvp({"strain": e}, {"strain": meta})
+    with pytest.raises(FatalError, match=r"input 'strain' is on meta"):
+        jit(SR2(meta))
+    with pytest.raises(FatalError, match=r"unknown input 'strian' \(did you mean 'strain'\?\)"):
+        jit.forward({"strian": e})
+    with pytest.raises(
+        FatalError, match=r"tangent for unknown input 'strian' \(did you mean 'strain'\?\)"
+    ):
+        jit.jvp({"strain": e}, {"strian": e})
+    with pytest.raises(
+        FatalError, match=r"v= tangent for unknown input 'strian' \(did you mean 'strain'\?\)"
+    ):
+        jit(SR2(e), v={"strian": {"d": SR2(_rand(1, 2, 6))}})
+    assert counter.frame_count == before
+
+
 # ---------------------------------------------------------------------- errors at compile
 class _Untraceable(Model):
     """Branches in Python on a tensor value: a graph break, so a fullgraph compile fails."""
@@ -420,8 +474,30 @@ def test_implicit_nonconvergence_is_recoverable(j2):
     _, jit, _ = j2
     x = _j2_inputs(3, seed=5)
     x["E"] = x["E"] * float("nan")
-    with torch.no_grad(), pytest.raises(ConvergenceError, match="did not converge at 3 point"):
+    with (
+        torch.no_grad(),
+        pytest.raises(ConvergenceError, match="did not converge at 3 of 3 points"),
+    ):
         jit.forward(x)
+
+
+def test_implicit_nonconvergence_names_the_points(j2):
+    """py-jit returns every solve's per-point status from the graph: the error names the
+    failed point, the iterations and a NaN worst residual, like py-eager."""
+    eager, jit, _ = j2
+    x = _j2_inputs(4, seed=6)
+    x["E"][2, 1] = float("nan")
+    with torch.no_grad(), pytest.raises(ConvergenceError) as e:
+        jit.forward(x)
+    err = e.value
+    assert err.failed_indices == (2,)
+    assert err.n_points == 4
+    assert err.iterations is not None and 0 < err.iterations < 25
+    assert math.isnan(err.worst_residual)
+    assert "(py-jit): Newton did not converge at 1 of 4 points" in str(err)
+    with torch.no_grad(), pytest.raises(ConvergenceError) as e2:
+        eager.forward(x)
+    assert e2.value.failed_indices == err.failed_indices
 
 
 def test_batch_axis_gets_the_size_hint(elastic):

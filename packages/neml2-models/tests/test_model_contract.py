@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import neml2
-from neml2.models import load_model
+from neml2.models import Model, input, load_model, output
 from neml2.tensors import SR2, FatalError, Scalar
 
 HELLO = Path(__file__).resolve().parents[3] / "examples" / "hello" / "input.i"
@@ -102,12 +102,152 @@ def test_batch_size_one(model):
 def test_named_input_errors(model):
     with pytest.raises(FatalError, match="missing input"):
         model.forward({})
-    with pytest.raises(FatalError, match=r"unknown input\(s\) stress"):
+    with pytest.raises(FatalError, match=r"unknown input 'stress'; the model's inputs are: strain"):
         model.forward({"strain": _strain(1), "stress": _strain(1)})
     with pytest.raises(FatalError, match=r"input 'strain' has shape \(2, 5\)"):
-        model.forward({"strain": torch.zeros(2, 5)})
+        model.forward({"strain": torch.zeros(2, 5, dtype=torch.float64)})
     with pytest.raises(FatalError, match="tangent for unknown input"):
         model.jvp({"strain": _strain(1)}, {"T": torch.zeros(1)})
+
+
+# ---------------------------------------------------------------------- input dtype / device
+# docs/routes.md, "Input dtype and device": a tensor must already have the model's dtype and
+# device; nothing is converted (the compiled routes reject the same inputs).
+BAD_DTYPES = [torch.float32, torch.bfloat16, torch.int64, torch.complex128]
+
+
+def _as(dtype, *batch):
+    return (_strain(*batch) * 1e3).round().to(dtype)
+
+
+@pytest.mark.parametrize("dtype", BAD_DTYPES, ids=str)
+@pytest.mark.parametrize("op", ["forward", "jacobian", "jvp-input", "jvp-tangent", "typed"])
+def test_input_of_another_dtype_is_rejected(model, op, dtype):
+    bad, good = _as(dtype, 2), _strain(2)
+    calls = {
+        "forward": lambda: model.forward({"strain": bad}),
+        "jacobian": lambda: model.jacobian({"strain": bad}),
+        "jvp-input": lambda: model.jvp({"strain": bad}, {"strain": good}),
+        "jvp-tangent": lambda: model.jvp({"strain": good}, {"strain": bad}),
+        "typed": lambda: model(_raw_sr2(bad)),
+    }
+    what = "tangent" if op == "jvp-tangent" else "input"
+    with pytest.raises(FatalError) as info:
+        calls[op]()
+    msg = str(info.value)
+    assert f"{what} 'strain' has dtype {dtype} (on cpu)" in msg, msg
+    assert "the model computes in torch.float64 on cpu" in msg, msg
+    assert "LinearIsotropicElasticity 'elasticity'" in msg, msg
+
+
+def _raw_sr2(data):
+    """An SR2 holding *data* as it is (the constructor would turn an int tensor into floats)."""
+    x = SR2(torch.zeros(data.shape, dtype=torch.float64))
+    x.data = data
+    return x
+
+
+@pytest.mark.parametrize("op", ["forward", "jacobian", "jvp-tangent", "typed", "v-seed"])
+def test_input_on_another_device_is_rejected(model, op):
+    meta, good = _strain(2).to("meta"), _strain(2)
+    calls = {
+        "forward": lambda: model.forward({"strain": meta}),
+        "jacobian": lambda: model.jacobian({"strain": meta}),
+        "jvp-tangent": lambda: model.jvp({"strain": good}, {"strain": meta}),
+        "typed": lambda: model(SR2(meta)),
+        "v-seed": lambda: model(SR2(good), v={"strain": {"d": SR2(meta[None])}}),
+    }
+    with pytest.raises(
+        FatalError,
+        match=r"is on meta \(dtype torch.float64\) but the model "
+        r"computes in torch.float64 on cpu",
+    ):
+        calls[op]()
+
+
+def test_seed_of_another_dtype_is_rejected(model):
+    e = SR2(_strain(2))
+    with pytest.raises(
+        FatalError,
+        match=r"v= tangent of 'strain' \(seed 'd'\) has dtype "
+        r"torch.float32",
+    ):
+        model(e, v={"strain": {"d": SR2(_strain(1, 2).float())}})
+    with pytest.raises(
+        FatalError,
+        match=r"v2= tangent of 'strain' \(seed 'a'\) \(seed 'b'\) "
+        r"has dtype torch.float32",
+    ):
+        model(e, v={}, v2={"strain": {"a": {"b": SR2(_strain(1, 1, 2).float())}}})
+
+
+def test_misspelt_names_are_suggested(model):
+    e = _strain(2)
+    with pytest.raises(FatalError, match=r"unknown input 'strian' \(did you mean 'strain'\?\)"):
+        model.forward({"strian": e})
+    with pytest.raises(FatalError, match=r"unknown input 'strian' \(did you mean 'strain'\?\)"):
+        model.jacobian({"strian": e})
+    with pytest.raises(
+        FatalError, match=r"tangent for unknown input 'strian' \(did you mean 'strain'\?\)"
+    ):
+        model.jvp({"strain": e}, {"strian": e})
+    d = SR2(_strain(1, 2))
+    with pytest.raises(
+        FatalError, match=r"v= tangent for unknown input 'strian' \(did you mean 'strain'\?\)"
+    ):
+        model(SR2(e), v={"strian": {"d": d}})
+    with pytest.raises(
+        FatalError, match=r"v2= tangent for unknown input 'strian' \(did you mean 'strain'\?\)"
+    ):
+        model(SR2(e), v={"strain": {"d": d}}, v2={"strian": {}})
+    with pytest.raises(FatalError, match=r"unknown input 'zzz'; the model's inputs are: strain"):
+        model.forward({"zzz": e})  # nothing close: no suggestion
+
+
+def test_python_numbers_take_the_model_dtype(model):
+    """A Python number has no dtype of its own: it is taken in the model's (exact here)."""
+    e = [[1e-3, 0.0, 0.0, 0.0, 0.0, 0.0]]
+    out = model.forward({"strain": e})["stress"]
+    ref = model.forward({"strain": torch.tensor(e, dtype=torch.float64)})["stress"]
+    assert out.dtype == torch.float64 and torch.equal(out, ref)
+    with pytest.raises(FatalError, match=r"input 'strain' has dtype torch\.float32"):
+        model.forward({"strain": torch.tensor(e).numpy()})  # numpy: its own dtype, checked
+
+
+def test_float32_model_takes_float32_only():
+    m = neml2.load_model(HELLO, "elasticity", dtype=torch.float32)
+    with pytest.raises(
+        FatalError,
+        match=r"has dtype torch.float64 \(on cpu\) but the model "
+        r"computes in torch.float32 on cpu",
+    ):
+        m.forward({"strain": _strain(2)})
+    assert m.forward({"strain": _strain(2).float()})["stress"].dtype == torch.float32
+
+
+class _Double(Model):
+    """No parameters, no buffers: its dtype can only come from .to()."""
+
+    fields = (input("x", Scalar), output("y", Scalar))
+
+    def forward(self, x):
+        return x * 2.0
+
+
+def test_model_without_parameters_follows_to():
+    """Its dtype is what .to() asked for (before: always float64), so it takes those inputs."""
+    m = _Double()
+    assert (m.dtype, m.device) == (torch.float64, torch.device("cpu"))
+    m.to(torch.float32)
+    assert m.dtype == torch.float32
+    x = torch.ones(3, dtype=torch.float32)
+    assert m.forward({"x": x})["y"].dtype == torch.float32
+    m.double()
+    assert m.dtype == torch.float64
+    with pytest.raises(FatalError, match=r"input 'x' has dtype torch\.float32"):
+        m.forward({"x": x})
+    with pytest.raises(FatalError, match=r"input 'x' has dtype torch\.float32"):
+        m(Scalar(x))
 
 
 def test_set_parameter_and_batched_parameter(model):

@@ -232,21 +232,21 @@ def test_slope_saturation_voce():
 def test_power_law_static_recovery():
     h = _rand(*B, seed=32, scale=20.0)
     m = PowerLawIsotropicHardeningStaticRecovery(tau=30.0, n=2.5)
-    assert m.output_names == ["isotropic_hardening_recovery_rate"]
-    got = m.forward({"isotropic_hardening": h})["isotropic_hardening_recovery_rate"]
+    assert m.output_names == ["isotropic_hardening_rate"]
+    got = m.forward({"isotropic_hardening": h})["isotropic_hardening_rate"]
     torch.testing.assert_close(got, -((h.abs() / 30.0) ** 1.5) * h / 30.0)
     _check_jacobian(m, {"isotropic_hardening": h})
     zero = torch.zeros(2, dtype=F64)
     out, jac = m.jacobian({"isotropic_hardening": zero})
-    assert torch.isfinite(jac["isotropic_hardening_recovery_rate"]["isotropic_hardening"]).all()
-    torch.testing.assert_close(out["isotropic_hardening_recovery_rate"], zero)
+    assert torch.isfinite(jac["isotropic_hardening_rate"]["isotropic_hardening"]).all()
+    torch.testing.assert_close(out["isotropic_hardening_rate"], zero)
 
     X = _rand(*B, 6, seed=33, scale=50.0)
     m = PowerLawKinematicHardeningStaticRecovery(tau=40.0, n=3.0, back_stress="X2")
-    assert m.output_names == ["X2_recovery_rate"]
+    assert m.output_names == ["X2_rate"]
     s = torch.sqrt((X * X).sum(-1, keepdim=True) + torch.finfo(F64).eps)
     torch.testing.assert_close(
-        m.forward({"X2": X})["X2_recovery_rate"], -((s / 40.0) ** 2.0) * X / 40.0
+        m.forward({"X2": X})["X2_rate"], -((s / 40.0) ** 2.0) * X / 40.0
     )
     _check_jacobian(m, {"X2": X})
     m = PowerLawKinematicHardeningStaticRecovery(tau=1.0, n=2.0, back_stress_rate="Xr")

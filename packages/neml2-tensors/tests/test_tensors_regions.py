@@ -82,6 +82,17 @@ def test_reductions_and_indexing():
         x.base.sum()
 
 
+def test_movedim():
+    x = sr2((2,), (3, 4))
+    a = x.data.numpy()
+    y = x.sub_batch.movedim(0, -1)
+    assert y.shape == (2, 4, 3, 6) and y.sub_batch_ndim == 2
+    np.testing.assert_array_equal(y.data.numpy(), np.moveaxis(a, 1, 2))
+    assert x.sub_batch.movedim(1, -1) is x
+    with pytest.raises(ShapeError, match="out of range"):
+        x.sub_batch.movedim(2, 0)
+
+
 REGION_OPS = {
     "dynamic_expand": lambda x: x.dynamic_batch.expand(3, 2),
     "sub_expand": lambda x: x.sub_batch.expand(2, 2),
@@ -92,6 +103,7 @@ REGION_OPS = {
     "dyn_index": lambda x: x.dynamic_batch[1] + x.dynamic_batch[0].norm_sq() * x.dynamic_batch[1],
     "sub_reshape": lambda x: x.sub_batch.reshape(2, 1).dev(),
     "retag": lambda x: x.sub_batch.retag(0).det(),
+    "sub_movedim": lambda x: x.sub_batch.reshape(2, 1).sub_batch.movedim(0, 1) * x.tr(),
     "stack": lambda x: nt.stack([x, x.dev() * x.tr()], 1),
     "cat": lambda x: nt.cat([x, x.vol() * x.norm()], 0),
     "linspace_dyn": lambda x: nt.linspace(x.dynamic_batch, (x * x.tr()).dynamic_batch, 3),

@@ -32,4 +32,8 @@ at::Tensor flatten_batch(const at::Tensor & value, const Shape & batch, const Sh
 
 /// "(2, 3)" style rendering used in error messages.
 std::string shape_str(at::IntArrayRef shape);
+
+/// torch's name of a dtype as Python spells it after "torch.": float64, float32,
+/// bfloat16, int64, complex128, ... (error messages of every route).
+std::string dtype_name(c10::ScalarType t);
 } // namespace neml2::aoti

@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace neml2::aoti
 {
@@ -32,4 +33,9 @@ public:
   using Exception::Exception;
   bool recoverable() const noexcept override { return true; }
 };
+
+/// " (did you mean 'x'?)" for the name of `known` closest to the misspelt `name` (at
+/// most 40% of its characters edited, transpositions counting once), else "". The
+/// Python routes suggest with difflib the same way.
+std::string did_you_mean(const std::string & name, const std::vector<std::string> & known);
 } // namespace neml2::aoti

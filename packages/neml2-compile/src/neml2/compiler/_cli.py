@@ -1,7 +1,8 @@
 """``neml2-compile INPUT.i --model NAME [options] [overrides...]``.
 
 Exit status: 0 success, 1 fatal error (bad input, bad option, failed export),
-2 bad command line (argparse).
+2 bad command line (argparse). ``--version`` prints the versions of every neml2
+package and torch.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from neml2.compiler._compile import (
     default_cache_dir,
 )
 from neml2.compiler._options import CompileOptions
+from neml2.hit._cli_support import add_version_argument, input_problem
 from neml2.tensors import FatalError
 
 EXIT_FATAL = 1
@@ -64,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Compile [Models]/NAME of a HIT input file into an AOTI artifact "
         "(DIR/NAME/metadata.json, DIR/NAME/<device>/<dtype>/*.pt2, DIR/NAME_aoti.i).",
     )
+    add_version_argument(p, "neml2-compile")
     p.add_argument("input", help="HIT input file")
     p.add_argument("overrides", nargs="*", help="HIT overrides, e.g. Models/elasticity/E=2e5")
     p.add_argument("--model", required=True, help="the [Models] block to compile")
@@ -115,6 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(msg, flush=True)
 
     try:
+        problem = input_problem(a.input, "INPUT")  # a directory or FIFO: no open, no hang
+        if problem is not None:
+            raise FatalError(problem)
         opts = CompileOptions.from_strings(
             a.model, a.derivatives, a.parameters, a.device, a.dtype, write_into=a.write_into
         )

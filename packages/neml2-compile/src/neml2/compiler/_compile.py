@@ -23,10 +23,12 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -437,28 +439,31 @@ def compile_model(
                         m,
                         {**extra, "model": name, "batch": example_batch, "sub": in_sub},
                     )
+                what = f"[{name}] {device}/{dtype_name}/{gname}"
+                dest = target / f"{gname}.pt2"
                 t0 = time.perf_counter()
+                t_export = 0.0
                 key = _read_key(cache / f"{skey}.key") if skey else None
+                # the source key names a graph key: reuse its entry without an export
+                hit = key is not None and _reuse_entry(cache, key, dest, what)
                 ep = None
-                if key is None or not (cache / f"{key}.pt2").is_file():
-                    say(f"[{name}] {device}/{dtype_name}/{gname}: exporting ...")
+                if not hit:
+                    say(f"{what}: exporting ...")
+                    t1 = time.perf_counter()
                     with torch.no_grad():
                         ep = export_graph(graph, xs, ps, _output_buffers(m, graph, xs, ps))
                     inline_subgraph_constants(ep, f"the {gname} graph of model '{name}'")
-                    key = graph_key(ep, extra)
-                t_export = time.perf_counter() - t0
-                dest = target / f"{gname}.pt2"
-                cached = cache / f"{key}.pt2"
-                t0 = time.perf_counter()
-                hit = use_cache and cached.is_file()
+                    exported = graph_key(ep, extra)
+                    t_export = time.perf_counter() - t1
+                    if use_cache and exported != key:
+                        hit = _reuse_entry(cache, exported, dest, what)
+                    key = exported
                 if hit:
                     how = "no export" if ep is None else "exported"
-                    say(f"[{name}] {device}/{dtype_name}/{gname}: cache hit ({key[:12]}, {how})")
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(cached, dest)
+                    say(f"{what}: cache hit ({key[:12]}, {how})")
                 else:
                     assert ep is not None
-                    say(f"[{name}] {device}/{dtype_name}/{gname}: AOT Inductor compile ...")
+                    say(f"{what}: AOT Inductor compile ...")
                     try:
                         _aoti(ep, dest)
                     except Exception as e:  # Inductor raises many types; keep the message
@@ -468,13 +473,10 @@ def compile_model(
                             f"({device}/{dtype_name}): {type(e).__name__}: {first}"
                         ) from e
                     if use_cache:
-                        cache.mkdir(parents=True, exist_ok=True)
-                        tmp = cache / f".{key}.{os.getpid()}.tmp"
-                        shutil.copyfile(dest, tmp)
-                        os.replace(tmp, cached)
+                        _store_entry(cache, key, dest)
                 if skey:
                     _write_text(cache / f"{skey}.key", key)
-                t_compile = time.perf_counter() - t0
+                t_compile = time.perf_counter() - t0 - t_export
                 if not hit:
                     say(
                         f"[{name}] {device}/{dtype_name}/{gname}: done in "
@@ -516,10 +518,159 @@ def stub_text(name: str, meta: dict[str, Any]) -> str:
 
 
 def _read_key(path: Path) -> str | None:
+    """The graph key a source-key file names; None when absent, or (with a warning) when
+    it is not a key: the graph is exported again and the file rewritten."""
     try:
-        return path.read_text().strip() or None
-    except OSError:
+        text = path.read_text().strip()
+    except FileNotFoundError:
         return None
+    except (OSError, UnicodeDecodeError) as e:
+        text = f"<unreadable: {e}>"
+    if _KEY.fullmatch(text):
+        return text
+    warnings.warn(
+        f"neml2-compile cache: source-key file {path} does not hold a graph key "
+        f"({text[:40]!r}); exporting the graph again",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+    return None
+
+
+# ---------------------------------------------------------------------- cache entries
+# An entry is ``<key>.pt2`` and its manifest ``<key>.json`` (size and sha256 of the .pt2),
+# the manifest written last and atomically: an entry without one (an interrupted store,
+# an older neml2-compile) or whose file does not match it (truncated, altered) is never
+# copied into an artifact; the graph is recompiled with a warning and the entry replaced.
+
+#: a graph key: 32 hex digits (``graph_key``)
+_KEY = re.compile(r"[0-9a-f]{32}")
+CACHE_MANIFEST_FORMAT = "neml2-compile-cache-entry"
+CACHE_MANIFEST_VERSION = 1
+_CHUNK = 1 << 20
+
+
+def _manifest_path(cache: Path, key: str) -> Path:
+    return cache / f"{key}.json"
+
+
+def _copy_hashing(src: Path, dst) -> tuple[int, str]:
+    """Copy *src* into the open binary file *dst*; ``(bytes, sha256 hex)`` of what was
+    read."""
+    h = hashlib.sha256()
+    n = 0
+    with open(src, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+            dst.write(chunk)
+            n += len(chunk)
+    return n, h.hexdigest()
+
+
+def _file_digest(path: Path) -> tuple[int, str]:
+    h = hashlib.sha256()
+    n = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+            n += len(chunk)
+    return n, h.hexdigest()
+
+
+def _entry_problem(cache: Path, key: str) -> tuple[str, dict[str, Any] | None]:
+    """``("", manifest)`` for an entry with a well-formed manifest and a file to check;
+    ``("absent", None)`` when the cache has neither file; else what is wrong with it."""
+    pt2, man = cache / f"{key}.pt2", _manifest_path(cache, key)
+    if not pt2.exists() and not man.exists():
+        return "absent", None
+    try:
+        manifest = json.loads(man.read_text())
+    except FileNotFoundError:
+        return (
+            f"{man} is missing (a store was interrupted, or an older neml2-compile wrote "
+            f"{pt2.name}): its file cannot be verified"
+        ), None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        return f"{man} is unreadable: {type(e).__name__}: {e}", None
+    if (
+        not isinstance(manifest, dict)
+        or manifest.get("format") != CACHE_MANIFEST_FORMAT
+        or manifest.get("file") != pt2.name
+        or not isinstance(manifest.get("size"), int)
+        or not isinstance(manifest.get("sha256"), str)
+    ):
+        return f"{man} is not a cache manifest for {pt2.name}", None
+    if not pt2.is_file():
+        return f"{pt2} is missing (its manifest {man.name} is there)", None
+    return "", manifest
+
+
+def _reuse_entry(cache: Path, key: str, dest: Path, what: str) -> bool:
+    """Copy the cache entry *key* to *dest* if its manifest vouches for the copy.
+
+    The bytes are hashed as they are copied, into a temporary file next to *dest* that
+    replaces *dest* only when size and sha256 match the manifest: a truncated or altered
+    entry never reaches an artifact. A damaged entry is a warning (naming the entry and
+    its file) and False: the caller recompiles. An absent entry is False, silently.
+    """
+    problem, manifest = _entry_problem(cache, key)
+    if problem == "absent":
+        return False
+    if not problem:
+        assert manifest is not None
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.stem}.", suffix=".pt2")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                size, digest = _copy_hashing(cache / f"{key}.pt2", out)
+            if size != manifest["size"]:
+                problem = (
+                    f"{cache / f'{key}.pt2'} has {size} bytes, its manifest says "
+                    f"{manifest['size']} (truncated or rewritten)"
+                )
+            elif digest != manifest["sha256"]:
+                problem = (
+                    f"{cache / f'{key}.pt2'} does not match the sha256 in its manifest "
+                    f"({digest[:12]}... vs {manifest['sha256'][:12]}...)"
+                )
+            else:
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, dest)
+                return True
+        except OSError as e:
+            problem = f"{cache / f'{key}.pt2'} cannot be copied: {e}"
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    warnings.warn(
+        f"neml2-compile cache: entry {key} ({what}) is damaged: {problem}; "
+        "recompiling it (the entry is not used)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return False
+
+
+def _store_entry(cache: Path, key: str, compiled: Path) -> None:
+    """Put *compiled* into the cache as entry *key*: the old manifest goes first, the
+    ``.pt2`` is replaced atomically, and the manifest (size, sha256 of the stored copy,
+    read back) is written last, atomically."""
+    cache.mkdir(parents=True, exist_ok=True)
+    _manifest_path(cache, key).unlink(missing_ok=True)
+    tmp = cache / f".{key}.{os.getpid()}.tmp"
+    try:
+        shutil.copyfile(compiled, tmp)
+        size, digest = _file_digest(tmp)
+        os.replace(tmp, cache / f"{key}.pt2")
+    finally:
+        tmp.unlink(missing_ok=True)
+    manifest = {
+        "format": CACHE_MANIFEST_FORMAT,
+        "version": CACHE_MANIFEST_VERSION,
+        "file": f"{key}.pt2",
+        "size": size,
+        "sha256": digest,
+    }
+    _write_text(_manifest_path(cache, key), json.dumps(manifest, indent=1) + "\n")
 
 
 def _write_text(path: Path, text: str) -> None:

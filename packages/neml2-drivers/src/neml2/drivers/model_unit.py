@@ -31,6 +31,7 @@ from neml2.tensors import (
     SR2,
     SSR4,
     WR2,
+    MillerIndex,
     Quaternion,
     Scalar,
     Tensor,
@@ -40,7 +41,7 @@ from neml2.tensors import (
 
 #: The types ``input_<T>_*`` / ``output_<T>_*`` may name.
 TYPES: dict[str, type] = {
-    t.__name__: t for t in (Scalar, Vec, SR2, R2, WR2, SSR4, MRP, Quaternion, Tensor)
+    t.__name__: t for t in (Scalar, Vec, SR2, R2, WR2, SSR4, MRP, Quaternion, MillerIndex, Tensor)
 }
 
 
@@ -102,9 +103,10 @@ class ModelUnitTest(Driver):
         expected = self._values("output")
         missing = [n for n in model.input_spec if n not in inputs]
         if missing:
+            origins = "".join(self.ctx.free_input_origin(n) for n in missing)
             raise self.error(
                 f"model '{self.opts['model']}' needs input(s) {', '.join(missing)} that the "
-                f"test does not give (given: {', '.join(inputs) or 'none'})",
+                f"test does not give (given: {', '.join(inputs) or 'none'}){origins}",
             )
         extra = [n for n in inputs if n not in model.input_spec]
         if extra:

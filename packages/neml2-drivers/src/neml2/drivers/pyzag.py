@@ -319,10 +319,12 @@ class PyzagModel(torch.nn.Module, nonlinear.NonlinearFunctionOperatorFactory):
                     y = solver.solve(y0, n, f)
         except RuntimeError as e:
             if "did not succeed" in str(e):
+                # pyzag does not say which points failed: only the iterations are known
                 raise ConvergenceError(
                     f"PyzagModel.integrate: Newton did not converge within {miter} iterations "
                     f"(rtol={rtol}, atol={atol}) in a block of {block_size} steps; "
-                    "reduce block_size or the step size"
+                    "reduce block_size or the step size",
+                    iterations=miter,
                 ) from e
             raise
         return self.unpack("state", y)

@@ -4,19 +4,23 @@ At step ``k`` the model receives the prescribed values of step ``k``, the time
 ``t`` and ``t~1``, and every history input ``x~1`` it asks for: the prescribed
 value of step ``k-1`` when ``x`` is prescribed, else the model's output ``x``
 of step ``k-1`` (step 0: the initial condition ``ic_<Type>_*``), else zero.
+Older history ``x~m`` (``t~2``, ``x~2``, ...) is the same value of step ``k-m``,
+zero (and not recorded) before step 0.
 Strain, stress and mixed control are all just choices of prescribed variables.
 
 Results are a flat ``dict[str, Tensor]``: ``input.<k>.<var>`` and
 ``output.<k>.<var>``; step 0 holds the prescribed values and initial
 conditions; zero-filled inputs are not recorded. ``save_as`` writes it with
-``torch.save`` only after the whole history succeeded (atomically).
+``torch.save`` only after the whole history succeeded: a relative ``save_as``
+resolves against the input file's directory; the target is checked before the
+first step (see :func:`neml2.drivers._output.check_target`) and written
+atomically (a temporary file in the same directory, given the user's umask,
+renamed over the target; removed on any error, SIGINT or SIGTERM).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 import time as _time
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,7 @@ from typing import Any
 import torch
 
 from neml2.drivers._driver import Driver, pair_fields
+from neml2.drivers._output import atomic_write, check_target
 from neml2.models import register
 from neml2.models._schema import option
 from neml2.tensors import (
@@ -41,6 +46,14 @@ from neml2.tensors import (
 TYPES: dict[str, type] = {t.__name__: t for t in (Scalar, Vec, SR2, R2, WR2, SSR4, MRP)}
 
 
+def _lag(name: str) -> tuple[str, int] | None:
+    """``("x", n)`` for a history name ``x~n`` (n >= 1), else None."""
+    base, sep, n = name.rpartition("~")
+    if not sep or not base or not n.isdigit() or int(n) < 1:
+        return None
+    return base, int(n)
+
+
 def _step(value: TensorWrapper, k: int) -> TensorWrapper:
     """Step *k* of a history stored with the step as the leading batch axis."""
     return type(value)(value.data[k], value.sub_batch_ndim)
@@ -48,6 +61,17 @@ def _step(value: TensorWrapper, k: int) -> TensorWrapper:
 
 class _Progress:
     """A one-line progress bar on stderr (only when it is a terminal, or when forced)."""
+
+    #: A bar line was started and not ended (the run stopped before its last step).
+    open_line = False
+
+    @classmethod
+    def end_line(cls) -> None:
+        """End an unfinished bar line, so that the next message starts a line of its own."""
+        if cls.open_line:
+            cls.open_line = False
+            sys.stderr.write("\n")
+            sys.stderr.flush()
 
     def __init__(self, total: int, label: str, enabled: bool):
         self.total, self.label, self.enabled = total, label, enabled
@@ -64,6 +88,7 @@ class _Progress:
         frac = k / max(self.total, 1)
         bar = "#" * int(30 * frac)
         rate = k / max(now - self.start, 1e-9)
+        _Progress.open_line = k != self.total  # before the write: a signal may come right after
         sys.stderr.write(f"\r{self.label} [{bar:<30}] {k}/{self.total} steps {rate:7.1f} steps/s")
         if k == self.total:
             sys.stderr.write("\n")
@@ -83,7 +108,13 @@ class TransientDriver(Driver):
         option("time", str, "t", doc="name of the time variable"),
         *pair_fields("prescribed", TYPES, "prescribed"),
         *pair_fields("ic", TYPES, "initial condition"),
-        option("save_as", str, "", doc="write the results to this .pt file"),
+        option(
+            "save_as",
+            str,
+            "",
+            doc="write the results to this .pt file (relative: to the input file's directory; "
+            "checked before the run, written atomically)",
+        ),
         option("device", str, "cpu", doc="torch device to run on"),
         option("show_progress", bool, False, doc="print a progress bar (default: on a TTY)"),
         option("verbose", bool, False, doc="print a summary line"),
@@ -92,6 +123,8 @@ class TransientDriver(Driver):
     def setup(self) -> None:
         self.result: dict[str, torch.Tensor] = {}
         self.elapsed = 0.0
+        #: where save_as was written (None before that)
+        self.saved_to: Path | None = None
 
     def _named(self, kind: str) -> dict[str, TensorWrapper]:
         return self.typed_pairs(kind, TYPES, self._tensor_value)
@@ -105,6 +138,7 @@ class TransientDriver(Driver):
         return value if isinstance(value, typ) else typ(value)
 
     def run(self) -> bool:
+        target = self.save_target()  # before any work: a bad save_as fails at once
         model = self.ctx.top_model(self.opts["model"], self._locations.get("model"))
         device = torch.device(self.opts["device"])
         model = model.to(device)
@@ -126,6 +160,7 @@ class TransientDriver(Driver):
                     f"prescribed '{n}' has {v.data.shape[0] if v.batch_ndim else 0} steps but the "
                     f"time history has {nsteps}"
                 )
+        self._check_times(times.data)
         self._check_inputs(model, forces, tname)
 
         result: dict[str, torch.Tensor] = {}
@@ -135,6 +170,8 @@ class TransientDriver(Driver):
         for n, v in ics.items():
             result[f"output.0.{n}"] = v.data
         prev_out: dict[str, TensorWrapper] = dict(ics)
+        # states[j]: the values of step j (initial conditions, then outputs) for x~n
+        states: list[dict[str, TensorWrapper]] = [prev_out]
         label = f"{self.hit_name or 'driver'}"
         bar = _Progress(
             nsteps - 1,
@@ -144,13 +181,14 @@ class TransientDriver(Driver):
         start = _time.perf_counter()
         with torch.no_grad():
             for k in range(1, nsteps):
-                inputs, recorded = self._inputs(model, k, times, forces, prev_out, tname)
+                inputs, recorded = self._inputs(model, k, times, forces, states, tname)
                 try:
                     outs = model(*[inputs[n] for n in model.input_spec])
                 except ConvergenceError as e:
                     t = times.data[k]
-                    raise ConvergenceError(
-                        f"step {k} of {nsteps - 1} (t = {float(t.flatten()[0]):g}): {e}"
+                    # the same error (failed points, iterations, worst residual), located
+                    raise e.with_context(
+                        f"step {k} of {nsteps - 1} (t = {float(t.flatten()[0]):g})"
                     ) from e
                 outs = outs if isinstance(outs, tuple) else (outs,)
                 for n in recorded:
@@ -159,6 +197,7 @@ class TransientDriver(Driver):
                 for n, o in zip(model.output_spec, outs, strict=True):
                     result[f"output.{k}.{n}"] = o.data
                     prev_out[n] = o
+                states.append(prev_out)
                 bar.update(k)
         self.elapsed = _time.perf_counter() - start
         self.result = result
@@ -169,20 +208,62 @@ class TransientDriver(Driver):
                 f"TransientDriver '{label}': {nsteps - 1} steps x {points} points in "
                 f"{self.elapsed:.3f} s ({rate:.3g} point-steps/s)"
             )
-        if self.opts["save_as"]:
-            self._save(result)
+        if target is not None:
+            self._save(result, target)
         return True
+
+    def save_target(self) -> Path | None:
+        """The file ``save_as`` names (None without one), checked to be writable.
+
+        A relative path resolves against the input file's directory. Errors name
+        the ``save_as`` line: a directory, FIFO, device or socket (or a symlink to
+        one), the input file itself, a parent that is a file or not writable.
+        """
+        raw = self.opts["save_as"]
+        if not raw:
+            return None
+        base, protect = None, []
+        if self.ctx is not None:
+            base = Path(self.ctx.path).resolve().parent
+            protect = [(Path(self.ctx.path), "the input file")]
+        return check_target(raw, self._save_what(), base, protect)
+
+    def _save_what(self) -> str:
+        return f"{self._locations.get('save_as', self._where)}: save_as"
+
+    def _check_times(self, t: torch.Tensor) -> None:
+        """The time history must increase strictly at every step and batch point: a step
+        with ``t[k] <= t[k-1]`` (a zero or negative increment) or a NaN is an error
+        naming the first such step (none of the reference inputs repeats a time)."""
+        if t.shape[0] < 2:
+            return
+        dt = t[1:] - t[:-1]
+        bad = ~(dt > 0)  # NaN fails too
+        if not bool(bad.any()):
+            return
+        steps = bad.reshape(bad.shape[0], -1).any(dim=1)
+        k = int(steps.nonzero()[0, 0]) + 1
+        row = bad[k - 1].reshape(-1)
+        i = int(row.nonzero()[0, 0])
+        now, before = float(t[k].reshape(-1)[i]), float(t[k - 1].reshape(-1)[i])
+        at = "" if row.numel() == 1 else f" at batch index {i}"
+        raise self.error(
+            f"prescribed_time '{self.opts['prescribed_time']}' must increase at every step: "
+            f"at step {k}{at}, t[{k}] = {now:g} does not exceed t[{k - 1}] = {before:g}",
+            "prescribed_time",
+        )
 
     def _check_inputs(self, model, forces, tname) -> None:
         bad = []
         for n in model.input_spec:
-            if n in (tname, f"{tname}~1") or n in forces or n.endswith("~1"):
+            if n == tname or n in forces or _lag(n) is not None:
                 continue
             bad.append(n)
         if bad:
+            origins = "".join(self.ctx.free_input_origin(n) for n in bad) if self.ctx else ""
             raise self.error(
                 f"model '{self.opts['model']}' input(s) {', '.join(bad)} are neither prescribed "
-                f"(prescribed_<Type>_names), the time '{tname}', nor history (name~1)"
+                f"(prescribed_<Type>_names), the time '{tname}', nor history (name~1){origins}"
             )
         unused = [n for n in forces if n not in model.input_spec]
         if unused:
@@ -191,22 +272,23 @@ class TransientDriver(Driver):
                 f"'{self.opts['model']}' (its inputs: {', '.join(model.input_spec)})"
             )
 
-    def _inputs(self, model, k, times, forces, prev_out, tname):
+    def _inputs(self, model, k, times, forces, states, tname):
         inputs: dict[str, TensorWrapper] = {}
         recorded: list[str] = []
         for n, typ in model.input_spec.items():
             if n == tname:
                 inputs[n] = _step(times, k)
-            elif n == f"{tname}~1":
-                inputs[n] = _step(times, k - 1)
             elif n in forces:
                 inputs[n] = _step(forces[n], k)
-            else:  # history x~1
-                base = n[:-2]
-                if base in forces:
-                    inputs[n] = _step(forces[base], k - 1)
-                elif base in prev_out:
-                    inputs[n] = prev_out[base]
+            else:  # history x~m: the value of step k - m (zero before step 0)
+                base, lag = _lag(n)
+                j = k - lag
+                if j >= 0 and base == tname:
+                    inputs[n] = _step(times, j)
+                elif j >= 0 and base in forces:
+                    inputs[n] = _step(forces[base], j)
+                elif j >= 0 and base in states[j]:
+                    inputs[n] = states[j][base]
                 else:
                     inputs[n] = typ(
                         torch.zeros(typ.BASE_SHAPE, dtype=times.dtype, device=times.device)
@@ -215,16 +297,16 @@ class TransientDriver(Driver):
             recorded.append(n)
         return inputs, recorded
 
-    def _save(self, result: dict[str, Any]) -> None:
-        path = Path(self.opts["save_as"])
-        if not path.is_absolute():
-            path = Path(self.ctx.path).resolve().parent / path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            torch.save({k: v.detach().cpu() for k, v in result.items()}, tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+    def _save(self, result: dict[str, Any], path: Path | None = None) -> None:
+        """Write *result* to *path* (default: :meth:`save_target`) atomically."""
+        if path is None:
+            path = self.save_target()
+            if path is None:
+                return
+        data = {k: v.detach().cpu() for k, v in result.items()}
+        atomic_write(
+            path,
+            lambda tmp: torch.save(data, tmp),
+            self._save_what(),
+            written=lambda p: setattr(self, "saved_to", p),
+        )

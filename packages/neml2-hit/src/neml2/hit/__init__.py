@@ -4,7 +4,7 @@ Quick tour::
 
     from neml2 import hit
 
-    root = hit.parse_file("model.i", overrides=["Models/elasticity/E=2e5"])
+    root = hit.parse_file("model.i", overrides=["Models/elasticity/E=2e5"])  # '+path=v' creates
     el = root.find("Models/elasticity")
     E = el.param("E").as_float()          # HitValueError names file:line:column
     el.set_param("nu", 0.3)
@@ -17,21 +17,28 @@ from ._errors import (
     HitDuplicateError,
     HitError,
     HitIncludeError,
+    HitOverrideError,
     HitSubstitutionError,
     HitSyntaxError,
     HitValueError,
     Location,
 )
+from ._limits import FILE_BYTES_ENV, MAX_FILE_BYTES, MAX_VALUE_BYTES, VALUE_BYTES_ENV
 from ._parser import MAX_DEPTH, parse, parse_file, parse_tree
 from ._render import format_node, render
 from ._tree import Comment, Include, Node, Param, structure, value_token
 
 __all__ = [
+    "FILE_BYTES_ENV",
     "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_VALUE_BYTES",
+    "VALUE_BYTES_ENV",
     "Comment",
     "HitDuplicateError",
     "HitError",
     "HitIncludeError",
+    "HitOverrideError",
     "HitSubstitutionError",
     "HitSyntaxError",
     "HitValueError",

@@ -1,13 +1,17 @@
 """The ``neml2-hit`` command-line tool.
 
-``neml2-hit check FILE...``
+``neml2-hit check [-o PATH=VALUE]... FILE...``
     parse each file (includes and substitutions too) and report every error as
     ``file:line:column: error: reason``; exit status 1 if any file failed.
+    An override must name an existing block (``+PATH=VALUE`` creates it).
 ``neml2-hit fmt [--check | -i] FILE...``
     print the canonical layout of each file (``-``: standard input; only the
     syntax is checked, ``${...}`` is not evaluated), rewrite
     files in place (``-i/--in-place``), or only report files that would change
     (``--check``, exit status 1 if any would).
+
+Exit status 2: a bad command line. Only regular files are read, up to
+``$NEML2_HIT_MAX_FILE_BYTES`` (64 MiB by default; standard input too).
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ._errors import HitError
-from ._parser import parse_file, parse_tree
+from ._cli_support import add_version_argument
+from ._errors import HitError, Location
+from ._limits import FILE_BYTES_ENV, file_limit
+from ._parser import _read, parse_file, parse_tree
 from ._render import format_node
 
 __all__ = ["main"]
@@ -25,6 +31,7 @@ __all__ = ["main"]
 
 def _build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="neml2-hit", description="Check and format HIT input files.")
+    add_version_argument(ap, "neml2-hit")
     sub = ap.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="parse files and report errors")
     check.add_argument("files", nargs="+", metavar="FILE")
@@ -34,7 +41,9 @@ def _build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="PATH=VALUE",
-        help="apply a command-line override before checking (repeatable)",
+        help="apply a command-line override before checking (repeatable). PATH must name an "
+        "existing block (a new parameter may join a block that has parameters); "
+        "'+PATH=VALUE' creates missing blocks and parameters",
     )
     fmt = sub.add_parser("fmt", help="rewrite files in the canonical layout")
     fmt.add_argument("files", nargs="+", metavar="FILE", help="files ('-' for stdin)")
@@ -64,19 +73,26 @@ def _fmt(files: Sequence[str], check: bool, in_place: bool) -> int:
     for f in files:
         try:
             if f == "-":
-                text = sys.stdin.read()
                 name = "<stdin>"
+                limit = file_limit(None, Location(name, 1, 1))
+                text = sys.stdin.read(limit + 1)
+                if not len(text) <= limit:
+                    raise HitError(
+                        Location(name, 1, 1),
+                        f"standard input has more than {limit} characters ({FILE_BYTES_ENV})",
+                    )
             else:
-                with open(f, encoding="utf-8") as fh:
-                    text = fh.read()
                 name = f
+                text = _read(f, None, file_limit(None, Location(name, 1, 1)))
             formatted = format_node(parse_tree(text, name))
         except HitError as e:
             _error(e)
             status = 1
             continue
-        except OSError as e:
-            print(f"{f}:1:1: error: cannot read: {e.strerror or e}", file=sys.stderr)
+        except (OSError, UnicodeDecodeError) as e:
+            print(
+                f"{f}:1:1: error: cannot read: {getattr(e, 'strerror', None) or e}", file=sys.stderr
+            )
             status = 1
             continue
         if check:

@@ -15,6 +15,7 @@ __all__ = [
     "HitDuplicateError",
     "HitError",
     "HitIncludeError",
+    "HitOverrideError",
     "HitSubstitutionError",
     "HitSyntaxError",
     "HitValueError",
@@ -71,6 +72,13 @@ class HitValueError(HitError):
 
 class HitIncludeError(HitError):
     """An ``!include`` cannot be resolved (missing file, cycle, too deep)."""
+
+
+class HitOverrideError(HitError):
+    """A command-line override names a block or parameter the input does not have.
+
+    Its location is ``<command line>:N:COLUMN`` (N: the override's 1-based position).
+    """
 
 
 class HitSubstitutionError(HitError):

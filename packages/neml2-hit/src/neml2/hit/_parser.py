@@ -17,10 +17,12 @@ Parsing happens in three passes:
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 
 from ._errors import HitIncludeError, HitSyntaxError, Location
 from ._lexer import Scanner, Source, Value, valid_name
+from ._limits import FILE_BYTES_ENV, file_limit, value_limit
 from ._substitute import apply_overrides, index_params, substitute
 from ._tree import Comment, Include, Item, Node, Param
 
@@ -30,20 +32,86 @@ __all__ = ["MAX_DEPTH", "MAX_INCLUDE_DEPTH", "parse", "parse_file", "parse_tree"
 MAX_DEPTH = 100
 #: Maximum nesting of ``!include`` directives.
 MAX_INCLUDE_DEPTH = 32
+#: The UTF-8 byte-order mark, accepted (and dropped) at the start of an input.
+BOM = "\ufeff"
 
 
-def _read(path: str, at: Location | None) -> str:
-    """Read a file as UTF-8, turning OS errors into :class:`HitIncludeError`."""
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def _read(path: str, at: Location | None, limit: int) -> str:
+    """Read the regular file *path* (at most *limit* bytes) as UTF-8.
+
+    Anything else is a :class:`HitIncludeError` at *at* (or ``path:1:1``): a
+    missing or unreadable file, one that is not a regular file (a directory, a
+    FIFO, a device: checked before opening, so nothing blocks or reads without
+    end), one larger than *limit*, or one that is not UTF-8. A UTF-8
+    byte-order mark at the start is dropped.
+    """
     where = at or Location(path, 1, 1)
+
+    def not_regular(mode: int) -> HitIncludeError:
+        return HitIncludeError(where, f"'{path}' is not a regular file ({_kind(mode)})")
+
+    def too_large(size: int) -> HitIncludeError:
+        return HitIncludeError(
+            where,
+            f"'{path}' has {size} bytes, more than the limit of {limit} "
+            f"({FILE_BYTES_ENV} or max_file_bytes=)",
+        )
+
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_regular(st.st_mode)
+        if not st.st_size <= limit:
+            raise too_large(st.st_size)
+        # O_NONBLOCK: should the path turn into a FIFO between stat and open,
+        # opening still returns at once (and fstat below rejects it)
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+        fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         raise HitIncludeError(where, f"file not found: '{path}'") from None
-    except UnicodeDecodeError as e:
-        raise HitIncludeError(where, f"'{path}' is not UTF-8 text ({e.reason})") from None
     except OSError as e:
         raise HitIncludeError(where, f"cannot read '{path}': {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_regular(st.st_mode)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if not size <= limit:
+                raise too_large(size)
+    except OSError as e:
+        raise HitIncludeError(where, f"cannot read '{path}': {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise HitIncludeError(
+            where, f"'{path}' is not UTF-8 text ({e.reason} at line {line}, byte {e.start})"
+        ) from None
+    return text[1:] if text.startswith(BOM) else text
 
 
 class _Frame:
@@ -63,16 +131,19 @@ def _parse_body(
     owner: Node | Include,
     depth: int,
     includes: tuple[str, ...],
+    limit: int,
 ) -> str:
     """Parse *source* as a section body into ``owner.items``; return the trailing whitespace.
 
     ``parent`` is the logical section the top-level elements belong to and
     ``owner`` the object whose ``items`` list receives them (the parent itself,
-    or an :class:`Include`).
+    or an :class:`Include`). Included files may have at most *limit* bytes.
     """
     sc = Scanner(source)
     text = source.text
     stack = [_Frame(parent, owner.items, depth)]
+    #: the column of the ``[]`` that closed each section (by id), for error reports
+    closes: dict[int, int] = {}
 
     def add(item: Item) -> None:
         frame = stack[-1]
@@ -97,7 +168,7 @@ def _parse_body(
         prefix = sc.ws()
         if sc.eof():
             if len(stack) > 1:
-                node = _likely_unclosed(owner.items) or stack[-1].node
+                node = _likely_unclosed(owner.items, closes) or stack[-1].node
                 raise HitSyntaxError(
                     node.location,
                     f"section '{node.name}' is never closed (missing '[]' before end of file)",
@@ -114,6 +185,7 @@ def _parse_body(
                     raise sc.error(start, f"unmatched section close '{header}'")
                 node = stack.pop().node
                 node._close_prefix, node._close_text = prefix, header
+                closes[id(node)] = source.location(start).column
                 trailing_comment(node, close=True)
                 continue
             name = content[2:] if content.startswith("./") else content
@@ -137,19 +209,23 @@ def _parse_body(
             path = sc.value().unevaluated()
             if not path:
                 raise sc.error(start, "missing file name after '!include'")
-            inc = _include(text[start : sc.pos], path, source, start, prefix, stack[-1], includes)
+            inc = _include(
+                text[start : sc.pos], path, source, start, prefix, stack[-1], includes, limit
+            )
             add(inc)
             trailing_comment(inc)
         else:
             _param(sc, source, start, prefix, stack[-1].depth, add, trailing_comment)
 
 
-def _likely_unclosed(items: list[Item]) -> Node | None:
+def _likely_unclosed(items: list[Item], closes: dict[int, int]) -> Node | None:
     """Guess which section lacks its ``[]`` from the indentation of the text.
 
     Walking the elements in document order, the first one that starts a line
     at or left of the header of the section it ended up in betrays that
-    section: its ``[]`` was forgotten and a later ``[]`` closed it instead.
+    section: its ``[]`` was forgotten and a later ``[]`` closed it instead. So
+    does a ``[]`` left of the header of the section it closed (*closes* maps a
+    section's id to the column of its ``[]``): it belonged to an outer section.
     """
     stack: list[tuple[Node | None, Iterator[Item]]] = [(None, iter(items))]
     while stack:
@@ -157,6 +233,9 @@ def _likely_unclosed(items: list[Item]) -> Node | None:
         item = next(it, None)
         if item is None:
             stack.pop()
+            column = closes.get(id(parent))
+            if parent is not None and column is not None and column < parent.location.column:
+                return parent
             continue
         if (
             parent is not None
@@ -248,6 +327,7 @@ def _include(
     prefix: str,
     frame: _Frame,
     includes: tuple[str, ...],
+    limit: int,
 ) -> Include:
     """Read and parse the file named by an ``!include`` directive."""
     at = source.location(start)
@@ -263,29 +343,42 @@ def _include(
     if key in includes:
         chain = " -> ".join([*(os.path.basename(i) for i in includes), os.path.basename(key)])
         raise HitIncludeError(at, f"include cycle: {chain}")
-    if os.path.isdir(resolved):
-        raise HitIncludeError(at, f"cannot include a directory: '{resolved}'")
     inc = Include(text, path, resolved, at, prefix)
-    content = _read(resolved, at)
+    content = _read(resolved, at, limit)
     inc.trailing = _parse_body(
-        Source(content, resolved), frame.node, inc, frame.depth, (*includes, key)
+        Source(content, resolved), frame.node, inc, frame.depth, (*includes, key), limit
     )
     return inc
 
 
-def parse_tree(text: str, filename: str = "<string>") -> Node:
-    """Build the syntax tree of *text* (no duplicate check, no substitution)."""
+def parse_tree(text: str, filename: str = "<string>", *, max_file_bytes: int | None = None) -> Node:
+    """Build the syntax tree of *text* (no duplicate check, no substitution).
+
+    A byte-order mark at the start of *text* is dropped. Included files may have
+    at most *max_file_bytes* bytes (default: ``$NEML2_HIT_MAX_FILE_BYTES``, else 64 MiB).
+    """
     if not isinstance(text, str):
         raise TypeError(f"HIT text must be str, not {type(text).__name__}")
-    root = Node(location=Location(filename, 1, 1))
+    at = Location(filename, 1, 1)
+    limit = file_limit(max_file_bytes, at)
+    if text.startswith(BOM):
+        text = text[1:]
+    root = Node(location=at)
     includes: tuple[str, ...] = ()
     if not filename.startswith("<"):
         includes = (os.path.realpath(filename),)
-    root._close_prefix = _parse_body(Source(text, filename), root, root, 0, includes)
+    root._close_prefix = _parse_body(Source(text, filename), root, root, 0, includes, limit)
     return root
 
 
-def parse(text: str, filename: str = "<string>", overrides: Sequence[str] = ()) -> Node:
+def parse(
+    text: str,
+    filename: str = "<string>",
+    overrides: Sequence[str] = (),
+    *,
+    max_file_bytes: int | None = None,
+    max_value_bytes: int | None = None,
+) -> Node:
     """Parse HIT *text* into a root :class:`Node`.
 
     Args:
@@ -293,25 +386,44 @@ def parse(text: str, filename: str = "<string>", overrides: Sequence[str] = ()) 
         filename: the name used in locations and to resolve relative
             ``!include`` paths (``"<string>"``: relative to the working directory).
         overrides: command-line style assignments (``"Models/a/E=2e5"``)
-            applied after parsing and before substitution.
+            applied after parsing and before substitution; see :func:`parse_file`.
+        max_file_bytes: the size bound of each included file (default:
+            ``$NEML2_HIT_MAX_FILE_BYTES``, else 64 MiB).
+        max_value_bytes: the bound on a value after ``${...}`` substitution
+            (default: ``$NEML2_HIT_MAX_VALUE_BYTES``, else 10 MiB).
 
     Raises:
-        HitError: any syntax, include, duplicate or substitution problem.
+        HitError: any syntax, include, duplicate, override or substitution problem.
     """
-    root = parse_tree(text, filename)
+    value_bound = value_limit(max_value_bytes, Location(filename, 1, 1))
+    root = parse_tree(text, filename, max_file_bytes=max_file_bytes)
     index = index_params(root)
     if overrides:
         apply_overrides(root, index, overrides)
-    substitute(root, index)
+    substitute(root, index, max_value_bytes=value_bound)
     return root
 
 
-def parse_file(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> Node:
+def parse_file(
+    path: str | os.PathLike[str],
+    overrides: Sequence[str] = (),
+    *,
+    max_file_bytes: int | None = None,
+    max_value_bytes: int | None = None,
+) -> Node:
     """Parse the HIT file at *path*, then apply command-line *overrides*.
 
     Overrides look like ``Models/elasticity/E=2e5`` (or ``:=``); the value may be
-    quoted as in a file (``Models/a/v='1 2 3'``). A parameter that does not exist
-    yet is created, with any missing sections.
+    quoted as in a file (``Models/a/v='1 2 3'``). The block an override names
+    must exist, and a parameter it does not have yet may only join a block that
+    already holds parameters (a :class:`HitOverrideError` otherwise, suggesting
+    the closest existing path); ``+Models/new/type=Foo`` creates whatever is
+    missing. The file must be a regular file of at most *max_file_bytes* bytes;
+    see :func:`parse` for the keywords.
     """
     name = os.fspath(path)
-    return parse(_read(name, None), name, overrides)
+    at = Location(name, 1, 1)
+    text = _read(name, None, file_limit(max_file_bytes, at))
+    return parse(
+        text, name, overrides, max_file_bytes=max_file_bytes, max_value_bytes=max_value_bytes
+    )

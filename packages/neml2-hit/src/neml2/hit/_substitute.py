@@ -26,10 +26,18 @@ import math
 import os
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from difflib import get_close_matches
 
-from ._errors import HitDuplicateError, HitSubstitutionError, HitSyntaxError, Location
+from ._errors import (
+    HitDuplicateError,
+    HitOverrideError,
+    HitSubstitutionError,
+    HitSyntaxError,
+    Location,
+)
 from ._lexer import Brace, Scanner, Source, Value, valid_name
+from ._limits import MAX_VALUE_BYTES, TOTAL_FACTOR, VALUE_BYTES_ENV, nbytes
 from ._tree import Node, Param, iter_params
 
 __all__ = ["FUNCTIONS", "UNITS", "apply_overrides", "index_params", "substitute"]
@@ -129,14 +137,20 @@ def index_params(root: Node) -> dict[str, Param]:
 
 
 # -- command-line overrides -----------------------------------------------------------------
-def _split_override(text: str, at: Location) -> tuple[str, str, int]:
-    m = re.match(r"\s*([^=:\s]+)\s*(:?=)", text)
+_OVERRIDE = re.compile(r"\s*(\+?)([^=:\s]+)\s*(:?=)")
+
+
+def _split_override(text: str, at: Location) -> tuple[bool, str, int, str, int]:
+    """``(create, path, path column, operator, end of operator)`` of one override."""
+    m = _OVERRIDE.match(text)
     if m is None:
-        raise HitSyntaxError(at, f"malformed override {text!r} (expected path=value)")
-    path = m.group(1).strip("/")
+        raise HitSyntaxError(
+            at, f"malformed override {text!r} (expected path=value or +path=value)"
+        )
+    path = m.group(2).strip("/")
     if not valid_name(path):
-        raise HitSyntaxError(at, f"malformed override {text!r}: invalid path '{m.group(1)}'")
-    return path, m.group(2), m.end()
+        raise HitSyntaxError(at, f"malformed override {text!r}: invalid path '{m.group(2)}'")
+    return m.group(1) == "+", path, m.start(2) + 1, m.group(3), m.end()
 
 
 def _override_value(text: str, n: int, column: int, whole: str) -> Value:
@@ -164,18 +178,137 @@ def _override_value(text: str, n: int, column: int, whole: str) -> Value:
     return value
 
 
+def _prefixes(path: str) -> Iterable[str]:
+    """``a``, ``a/b``, ``a/b/c`` for ``a/b/c``."""
+    parts = path.split("/")
+    return ("/".join(parts[:k]) for k in range(1, len(parts) + 1))
+
+
+class _Targets:
+    """What a command-line override may name without ``+``: the input's blocks and parameters.
+
+    ``blocks`` holds every block path (those written as ``[a/b]`` or implied by a
+    parameter path ``a/b/x`` included); ``holders`` the blocks that hold at least
+    one parameter (``""``: the top level).
+    """
+
+    def __init__(self, root: Node, index: dict[str, Param]) -> None:
+        self.index = index
+        self.blocks: set[str] = set()
+        self.holders: set[str] = set()
+        for node in root.walk():
+            if node.name:
+                self.blocks.update(_prefixes(node.fullpath))
+        for key in index:
+            self.add_param(key)
+
+    def add_param(self, key: str) -> None:
+        section = key.rpartition("/")[0]
+        self.holders.add(section)
+        if section:
+            self.blocks.update(_prefixes(section))
+
+    def _children(self, block: str) -> list[str]:
+        """The block paths right below *block* (``""``: the top level)."""
+        depth = block.count("/") + 1 if block else 0
+        return sorted(
+            b
+            for b in self.blocks
+            if b.count("/") == depth and (not block or b.startswith(f"{block}/"))
+        )
+
+    def _repair(self, section: str) -> str | None:
+        """*section* with each missing segment replaced by the closest existing one, or None."""
+        repaired = ""
+        for seg in section.split("/"):
+            nxt = f"{repaired}/{seg}" if repaired else seg
+            if nxt not in self.blocks:
+                names = [b.rpartition("/")[2] for b in self._children(repaired)]
+                close = get_close_matches(seg, names, n=1, cutoff=0.6)
+                if not close:
+                    return None
+                nxt = f"{repaired}/{close[0]}" if repaired else close[0]
+            repaired = nxt
+        return repaired
+
+    def suggest(self, path: str) -> str:
+        """`` (did you mean 'x'?)`` naming the existing path(s) closest to *path*, or ``""``.
+
+        The block part is repaired segment by segment (``Model`` -> ``Models``); in a
+        block of blocks the parameter is looked for in its children; failing that,
+        parameters of the same name anywhere, then the closest parameter path.
+        """
+        section, _, name = path.rpartition("/")
+        found: list[str] = []
+        repaired = self._repair(section) if section else None
+        if repaired is not None:
+            if repaired in self.holders:
+                names = [
+                    k.rpartition("/")[2] for k in self.index if k.rpartition("/")[0] == repaired
+                ]
+                close = get_close_matches(name, names, n=1, cutoff=0.6)
+                found = [f"{repaired}/{close[0] if close else name}"]
+            else:
+                found = [f"{c}/{name}" for c in self._children(repaired) if c in self.holders]
+        params = sorted(self.index)
+        if not found:
+            found = [k for k in params if k.rpartition("/")[2] == name]
+        if not found:
+            found = get_close_matches(path, params, n=1, cutoff=0.6)
+        return f" (did you mean {', '.join(repr(f) for f in found[:3])}?)" if found else ""
+
+    def check(self, path: str, at: Location) -> None:
+        """Raise :class:`HitOverrideError` unless *path* may be set without ``+``.
+
+        *path* is not a parameter of the input; it may still join an existing
+        block that already holds parameters (an object block, whose schema
+        checks option names), but it may not name a block, a missing block, the
+        top level or a block that holds only blocks (a container such as
+        ``[Models]``: a parameter there is read by nothing).
+        """
+        section, _, name = path.rpartition("/")
+        hint = f"; write '+{path}=...' to create it"
+        if path in self.blocks:
+            raise HitOverrideError(at, f"override '{path}': '{path}' is a block, not a parameter")
+        if not section:
+            raise HitOverrideError(
+                at,
+                f"override '{path}': no parameter '{name}' at the top level"
+                f"{self.suggest(path)}{hint}",
+            )
+        if section not in self.blocks:
+            missing = next(p for p in _prefixes(section) if p not in self.blocks)
+            raise HitOverrideError(
+                at, f"override '{path}': no block '{missing}'{self.suggest(path)}{hint}"
+            )
+        if section not in self.holders:
+            raise HitOverrideError(
+                at,
+                f"override '{path}': [{section}] holds no parameters{self.suggest(path)}{hint}",
+            )
+
+
 def apply_overrides(root: Node, index: dict[str, Param], overrides: Sequence[str]) -> None:
     """Apply command-line assignments ``path=value`` / ``path:=value`` to the tree.
 
     The value is read as in a file (it may be quoted); an unquoted value is
-    taken verbatim, spaces included. Missing parameters and sections are
-    created. Overrides always win over the file; ``=`` and ``:=`` behave alike.
+    taken verbatim, spaces included. Overrides always win over the file; ``=``
+    and ``:=`` behave alike.
+
+    An override may not silently miss: its path must name a parameter of the
+    input, or a new parameter of a block that already holds parameters;
+    anything else (a missing block, the top level, a block of blocks, a block
+    itself) is a :class:`HitOverrideError` that suggests the closest existing
+    parameter. A leading ``+`` (``+Models/new/type=Foo``) creates whatever is
+    missing, sections included; the ``+`` is not part of the path.
+
     Locations of overridden parameters become ``<command line>:N:COL`` (N: the
-    1-based position of the override).
+    1-based position of the override, COL: the column of its path).
     """
+    targets: _Targets | None = None
     for n, text in enumerate(overrides, start=1):
         at = Location("<command line>", n, 1)
-        path, op, vstart = _split_override(text, at)
+        create, path, pcol, op, vstart = _split_override(text, at)
         rest = text[vstart:]
         lead = len(rest) - len(rest.lstrip())
         if not rest.strip():
@@ -185,8 +318,17 @@ def apply_overrides(root: Node, index: dict[str, Param], overrides: Sequence[str
             )
         column = vstart + lead + 1
         value = _override_value(rest.strip(), n, column, text)
+        name_at = Location("<command line>", n, pcol)
         p = index.get(path)
         if p is None:
+            if targets is None:
+                targets = _Targets(root, index)
+            if not create:
+                targets.check(path, name_at)
+            elif path in targets.blocks:
+                raise HitOverrideError(
+                    name_at, f"override '+{path}': '{path}' is a block, not a parameter"
+                )
             section_path, _, name = path.rpartition("/")
             section = root
             if section_path:
@@ -200,10 +342,11 @@ def apply_overrides(root: Node, index: dict[str, Param], overrides: Sequence[str
             p = Param(name, value, op=op)
             section._attach(p, None)
             index[path] = p
+            targets.add_param(path)
         else:
             p._value = value
             p.raw = value.unevaluated()
-        p.location = at
+        p.location = name_at
         p.value_location = Location("<command line>", n, column)
 
 
@@ -211,10 +354,13 @@ def apply_overrides(root: Node, index: dict[str, Param], overrides: Sequence[str
 class _Evaluator:
     """Evaluates the brace expressions of every parameter, following references lazily."""
 
-    def __init__(self, index: dict[str, Param]) -> None:
+    def __init__(self, index: dict[str, Param], limit: int = MAX_VALUE_BYTES) -> None:
         self.index = index
         self.done: set[int] = set()
         self.active: list[Param] = []
+        #: bound on one substituted value, and the bytes all of them took so far
+        self.limit = limit
+        self.total = 0
 
     def lookup(self, name: str, param: Param, at: Location, shown: str) -> Param:
         """Find parameter *name* from the scope of *param* (skipping *param* itself)."""
@@ -246,21 +392,43 @@ class _Evaluator:
         if all(isinstance(s, str) for s in segs):
             raw = "".join(segs)  # type: ignore[arg-type]
         else:
+            at = param.value_location or param.location
             self.active.append(param)
             try:
-                raw = "".join(self.segments(segs, param))
+                raw = self.join(segs, param, at)
             finally:
                 self.active.pop()
+            self.total += nbytes(raw)
+            if not self.total <= self.limit * TOTAL_FACTOR:
+                raise HitSubstitutionError(
+                    at,
+                    f"substituted values expand beyond {self.limit * TOTAL_FACTOR} bytes in all "
+                    f"at '{param.fullpath}' ({TOTAL_FACTOR} times the per-value limit: "
+                    f"{VALUE_BYTES_ENV} or max_value_bytes=)",
+                )
         if param._value.dedent:
             raw = textwrap.dedent(raw).strip()
         param.raw = raw
         self.done.add(id(param))
 
-    def segments(self, segs: list[str | Brace], param: Param) -> list[str]:
-        return [s if isinstance(s, str) else self.brace(s, param) for s in segs]
+    def join(self, segs: list[str | Brace], param: Param, at: Location) -> str:
+        """Concatenate *segs*, evaluating braces, stopping as soon as the bound is passed."""
+        out: list[str] = []
+        size = 0
+        for s in segs:
+            piece = s if isinstance(s, str) else self.brace(s, param)
+            size += nbytes(piece)
+            if not size <= self.limit:
+                raise HitSubstitutionError(
+                    at,
+                    f"the value of '{param.fullpath}' expands beyond {self.limit} bytes "
+                    f"(the limit: {VALUE_BYTES_ENV} or max_value_bytes=)",
+                )
+            out.append(piece)
+        return "".join(out)
 
     def brace(self, brace: Brace, param: Param) -> str:
-        content = "".join(self.segments(brace.segments, param)).strip()
+        content = self.join(brace.segments, param, brace.location).strip()
         at = brace.location
         shown = "${" + content + "}"
         cmd, _, rest = content.partition(" ")
@@ -403,8 +571,16 @@ def _units(args: str, at: Location, shown: str) -> float:
     raise HitSubstitutionError(at, f"expected 'VALUE UNIT [-> UNIT]' in '{shown}'")
 
 
-def substitute(root: Node, index: dict[str, Param]) -> None:
-    """Evaluate every ``${...}`` and compute the ``raw`` value of every parameter."""
-    ev = _Evaluator(index)
+def substitute(
+    root: Node, index: dict[str, Param], *, max_value_bytes: int = MAX_VALUE_BYTES
+) -> None:
+    """Evaluate every ``${...}`` and compute the ``raw`` value of every parameter.
+
+    A value that would expand beyond *max_value_bytes* (UTF-8) is a
+    :class:`HitSubstitutionError` at its location, raised before the whole value is
+    built; so are values that together pass :data:`~neml2.hit._limits.TOTAL_FACTOR`
+    times that.
+    """
+    ev = _Evaluator(index, max_value_bytes)
     for p in iter_params(root):
         ev.evaluate(p)

@@ -20,8 +20,10 @@ from neml2.tensors import FatalError
 def parse_input(path: str | Path, overrides: Sequence[str] = ()) -> hit.Node:
     """Parse a HIT input file (the merged logical tree), HIT errors becoming FatalError."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise FatalError(f"{p}: input file not found")
+    # anything else that is not a regular file (a directory, a FIFO, a device) is
+    # reported by the HIT reader, which never opens or reads it
     try:
         return hit.parse_file(p, overrides=overrides).merged()
     except hit.HitError as e:

@@ -9,9 +9,12 @@ resolves parameter values. Every error is a ``FatalError`` that starts with the
 
 from __future__ import annotations
 
+import ast
+import builtins
 import math
-import types
-from collections.abc import Sequence
+import re
+import warnings
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from difflib import get_close_matches
 from pathlib import Path
@@ -42,19 +45,91 @@ def default_dtype(dtype: torch.dtype):
         torch.set_default_dtype(old)
 
 
+#: The builtins a ``[Tensors] type = Python`` expression may use (``True``, ``False``
+#: and ``None`` are literals). Nothing that imports, opens files, evaluates text or
+#: reaches attributes by name (``__import__``, ``open``, ``eval``, ``exec``,
+#: ``compile``, ``getattr``, ``setattr``, ``globals``, ``vars``, ``type``, ...).
+SAFE_BUILTINS = (
+    "abs",
+    "all",
+    "any",
+    "bool",
+    "dict",
+    "divmod",
+    "enumerate",
+    "filter",
+    "float",
+    "int",
+    "isinstance",
+    "len",
+    "list",
+    "map",
+    "max",
+    "min",
+    "pow",
+    "range",
+    "reversed",
+    "round",
+    "slice",
+    "sorted",
+    "sum",
+    "tuple",
+    "zip",
+)
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
 def _namespace() -> dict[str, Any]:
-    """What a ``[Tensors] type = Python`` expression sees (plus other [Tensors] names)."""
+    """What a ``[Tensors] type = Python`` expression sees (plus other [Tensors] names).
+
+    The typed-tensor API (``neml2.tensors``), ``torch``, ``math``, ``np``/``numpy``
+    and, as builtins, only :data:`SAFE_BUILTINS`.
+    """
     ns: dict[str, Any] = {n: getattr(tensors, n) for n in tensors.__all__}
     ns.update(torch=torch, math=math, np=np, numpy=np)
+    ns["__builtins__"] = {n: getattr(builtins, n) for n in SAFE_BUILTINS}
     return ns
 
 
-def _names_in(code: types.CodeType) -> set[str]:
-    out = set(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            out |= _names_in(c)
-    return out
+def _rejected(tree: ast.AST, known: Callable[[str], bool]) -> tuple[int, str] | None:
+    """The first construct of *tree* an expression may not use: ``(line, what)``, or None.
+
+    Rejected: an attribute whose name starts with ``_`` (``x.__class__``,
+    ``torch._C``), a name that starts with ``__`` (``__import__``,
+    ``__builtins__``), and a builtin outside :data:`SAFE_BUILTINS` unless *known*
+    (the namespace, another [Tensors] block) or the expression's own lambda
+    arguments and loop variables shadow it. A guard against accidents, not a
+    security boundary: an input file is trusted input.
+    """
+    local: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            local.add(node.arg)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            local.add(node.id)
+    found: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        what = None
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            what = f"attribute '{node.attr}' is not allowed (no attribute starting with '_')"
+        elif isinstance(node, ast.Name | ast.arg):
+            name = node.id if isinstance(node, ast.Name) else node.arg
+            if name.startswith("__"):
+                what = f"name '{name}' is not allowed (no name starting with '__')"
+            elif (
+                isinstance(node, ast.Name)
+                and name in _BUILTIN_NAMES
+                and name not in SAFE_BUILTINS
+                and name not in local
+                and not known(name)
+            ):
+                what = f"'{name}' is not an allowed builtin (allowed: {', '.join(SAFE_BUILTINS)})"
+        if what is not None:
+            found.append((node.lineno, node.col_offset, what))
+    if not found:
+        return None
+    line, _, what = min(found)
+    return line, what
 
 
 class InputFile:
@@ -75,6 +150,9 @@ class InputFile:
         self._tensors: dict[str, Any] = {}
         self._objects: dict[str, Any] = {}
         self._building: list[str] = []
+        #: variable -> where a parameter named it and it became an input variable
+        #: (``"file:line:col: option 'yield_stress' = 'abc'"``), for the drivers' errors
+        self.free_inputs: dict[str, list[str]] = {}
         self.check_settings()
 
     # ------------------------------------------------------------ sections
@@ -181,15 +259,31 @@ class InputFile:
         if unknown:
             raise FatalError(
                 f"{node.param(unknown[0]).location}: unknown option '{unknown[0]}' in "
-                f"[Tensors/{node.name}]; accepted: type, expr"
+                f"[Tensors/{node.name}]{suggest(unknown[0], ['type', 'expr'])}; "
+                "accepted: type, expr"
             )
         text = expr.as_str().strip()
+        where = f"[Tensors/{node.name}]"
+        multiline = "\n" in text
         try:
-            code = compile(text, f"{expr.location}", "eval")
+            tree = ast.parse(text, f"{expr.location}", "eval")
+            code = compile(tree, f"{expr.location}", "eval")
         except SyntaxError as e:
-            raise FatalError(f"{expr.location}: invalid Python expression: {e.msg}") from e
+            line = f" (line {e.lineno} of the expression)" if multiline and e.lineno else ""
+            raise FatalError(
+                f"{expr.location}: invalid Python expression in {where}{line}: {e.msg}"
+            ) from e
+        except (ValueError, RecursionError, MemoryError) as e:
+            raise FatalError(
+                f"{expr.location}: invalid Python expression in {where}: {type(e).__name__}: {e}"
+            ) from e
         ns = _namespace()
-        for n in sorted(_names_in(code)):
+        bad = _rejected(tree, lambda n: n in ns or self.has_tensor(n))
+        if bad is not None:
+            line = f" (line {bad[0]} of the expression)" if multiline else ""
+            raise FatalError(f"{expr.location}: {where} rejected expression{line}: {bad[1]}")
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        for n in sorted(used):
             if n not in ns and self.has_tensor(n):
                 ns[n] = self.tensor(n, expr.location)
         with default_dtype(torch.float64):
@@ -269,12 +363,18 @@ class InputFile:
 
     # ------------------------------------------------------------ parameters
     def resolve_parameter(self, f: ParameterField, p: hit.Param) -> Any:
-        """A parameter's HIT value: literal(s), [Tensors] name, model output or variable."""
+        """A parameter's HIT value: literal(s), [Tensors] name, model output or variable.
+
+        A literal must be finite: ``nan``, ``inf`` (any spelling ``float()`` takes) are
+        errors naming the option. A token that starts like a number but is none
+        (``2OO``, ``1e5x``, ``1,5``) is an error too, not a variable name.
+        """
         tokens = p.as_list(str)
         if not tokens:
             raise FatalError(f"{p.location}: option '{p.name}' is empty")
         numbers = _floats(tokens)
         if numbers is not None:
+            _check_finite(numbers, tokens, p)
             if f.many:
                 return [self._literal(f.type, [x], p) for x in numbers]
             return self._literal(f.type, numbers, p)
@@ -304,7 +404,13 @@ class InputFile:
     def _one_parameter(self, f: ParameterField, token: str, p: hit.Param) -> Any:
         number = _floats([token])
         if number is not None:
+            _check_finite(number, [token], p)
             return self._literal(f.type, number, p)
+        if _NUMBER_LIKE.match(token):
+            raise FatalError(
+                f"{p.location}: option '{p.name}' = '{token}' is not a number (a variable "
+                "name cannot start with a digit, a sign or a dot)"
+            )
         if self.has_tensor(token):
             value = self.tensor(token, p.location)
             if isinstance(value, TensorWrapper) and not isinstance(value, f.type):
@@ -324,7 +430,41 @@ class InputFile:
                     f"{len(outs)} outputs ({', '.join(outs)}); a parameter needs exactly one"
                 )
             return NonlinearParameter(variable=outs[0], provider=token)
+        return self._free_input(f, token, p)
+
+    def _free_input(self, f: ParameterField, token: str, p: hit.Param) -> NonlinearParameter:
+        """*token* (no number, [Tensors] name or model) becomes an input variable of the
+        model: recorded in ``free_inputs`` (a driver that does not give it says where it
+        came from), and a warning when it is one edit from a [Tensors] or [Models] name."""
+        where = f"{p.location}: option '{p.name}' = '{token}'"
+        self.free_inputs.setdefault(token, [])
+        if where not in self.free_inputs[token]:
+            self.free_inputs[token].append(where)
+        near = suggest(token, [*self._tensor_names(), *self._model_names()])
+        if near:
+            warnings.warn(
+                f"{where} is not a number, a [Tensors] name or a model output; it becomes "
+                f"the input variable '{token}'{near}",
+                UserWarning,
+                stacklevel=2,
+            )
         return NonlinearParameter(variable=token)
+
+    def free_input_origin(self, variable: str) -> str:
+        """``" ('abc' became an input variable at <file:line>: option 'x' = 'abc', not a
+        number, [Tensors] name or model output)"`` when a parameter named *variable*, else
+        ``""``: the tail of a driver's error about an input it does not give."""
+        where = self.free_inputs.get(variable)
+        if not where:
+            return ""
+        return (
+            f" ('{variable}' is an input variable because {'; '.join(where)} is not a "
+            "number, a [Tensors] name or a model output)"
+        )
+
+    def _model_names(self) -> list[str]:
+        sec = self.section("Models")
+        return [c.name for c in sec.children()] if sec is not None else []
 
     def _tensor_names(self) -> list[str]:
         sec = self.section("Tensors")
@@ -336,6 +476,20 @@ def _floats(tokens: list[str]) -> list[float] | None:
         return [float(t) for t in tokens]
     except ValueError:
         return None
+
+
+#: a token that starts like a number (digit, sign + digit or dot, dot + digit)
+_NUMBER_LIKE = re.compile(r"^[+-]?\.?\d")
+
+
+def _check_finite(numbers: list[float], tokens: list[str], p: hit.Param) -> None:
+    """A FatalError at *p* naming the first literal that is NaN or infinite."""
+    for x, t in zip(numbers, tokens, strict=True):
+        if not math.isfinite(x):
+            raise FatalError(
+                f"{p.location}: option '{p.name}' = '{p.raw}': '{t}' is not a finite number; "
+                "a parameter's value must be finite"
+            )
 
 
 def _cast(value: TensorWrapper, typ: type, p: hit.Param) -> Any:

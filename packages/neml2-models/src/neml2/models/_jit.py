@@ -18,8 +18,9 @@ How a name-keyed call runs:
    their own) and calls the *same* ``forward`` / ``jvp`` / ``jacobian`` as py-eager,
    so numbers differ from py-eager only by Inductor's reordering of sums;
 4. implicit updates do not check convergence while traced, so their solvers are
-   probed during tracing and the graph also returns the number of points that did not
-   converge; the wrapper raises :class:`~neml2.tensors.ConvergenceError` on it.
+   probed during tracing and the graph also returns every solve's per-point
+   convergence flags, residual norms and iteration count; the wrapper raises a
+   :class:`~neml2.tensors.ConvergenceError` naming the failed points on them.
 
 One graph is compiled per operation (and per set of tangent names for ``jvp``), per
 grad mode, lazily on the first call.
@@ -35,6 +36,7 @@ from typing import Any
 
 import torch
 
+from neml2.models._inputs import as_tensor, check_names, check_placement
 from neml2.tensors import ConvergenceError, FatalError, TensorWrapper
 
 __all__ = ["CompiledModel", "compile"]
@@ -88,7 +90,8 @@ def _is_solver(s) -> bool:
 
 class _SolverProbe:
     """Stands in for an implicit update's solver during a compiled call: while ``log`` is
-    a list (set inside the traced body), every solve appends its per-point flags."""
+    a list (set inside the traced body), every solve appends its per-point flags,
+    residual norms and iteration count."""
 
     def __init__(self, solver):
         self._solver = solver
@@ -97,7 +100,7 @@ class _SolverProbe:
     def solve(self, *args, **kwargs):
         res = self._solver.solve(*args, **kwargs)
         if self.log is not None:
-            self.log.append(res.converged)
+            self.log.append((res.converged, res.residual_norm, res.iterations))
         return res
 
     def __getattr__(self, name):
@@ -216,6 +219,8 @@ class CompiledModel(torch.nn.Module):
                 f"{self.model._label()}: forward takes {len(self.input_spec)} inputs "
                 f"({', '.join(self.input_spec)}), got {len(args)}"
             )
+        # py-eager's checks (dtype, device, v= names), here: inside the graph they are off
+        args = self.model._check_typed_call(args, v, v2)
         # maybe: a typed call may broadcast a batch-1 tangent against this axis, which a
         # strictly dynamic size cannot decide
         ts = [a.data if isinstance(a, TensorWrapper) else a for a in args]
@@ -235,11 +240,7 @@ class CompiledModel(torch.nn.Module):
         self, inputs: Mapping[str, Any], tangents: Mapping[str, Any]
     ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """Outputs and directional derivatives ``sum_i dy/dx_i . t_i`` (missing t_i = 0)."""
-        unknown = [n for n in tangents if n not in self.input_spec]
-        if unknown:
-            raise FatalError(
-                f"{self.model._label()}: tangent for unknown input(s) {', '.join(unknown)}"
-            )
+        check_names(self.model._label(), tangents, self.input_spec, "tangent")
         return self._named("jvp", inputs, tangents)
 
     def jacobian(
@@ -252,22 +253,20 @@ class CompiledModel(torch.nn.Module):
     def _flat_inputs(self, inputs: Mapping[str, Any], tangents: Mapping[str, Any] | None):
         """Broadcast to one batch ``(*B)`` and flatten it to ``(N, ...)``; pad N = 1 to 2."""
         label = self.model._label()
+        check_names(label, inputs, self.input_spec, "input")
         missing = [n for n in self.input_spec if n not in inputs]
         if missing:
             raise FatalError(f"{label}: missing input(s) {', '.join(missing)}")
-        unknown = [n for n in inputs if n not in self.input_spec]
-        if unknown:
-            raise FatalError(
-                f"{label}: unknown input(s) {', '.join(unknown)}; "
-                f"inputs are: {', '.join(self.input_spec)}"
-            )
+        dtype, device = self.model._placement()
         raw, subs, batches = {}, {}, {}
         for name, typ in self.input_spec.items():
             x = inputs[name]
             if isinstance(x, TensorWrapper):
                 sub, x = x.sub_batch_ndim, x.data
+                check_placement(label, f"input '{name}'", x, dtype, device)
             else:
-                sub, x = self.sub_batch.get(name, 0), torch.as_tensor(x)
+                sub = self.sub_batch.get(name, 0)
+                x = as_tensor(label, f"input '{name}'", x, dtype, device)
             base = tuple(typ.BASE_SHAPE)
             rest = sub + len(base)
             if x.dim() < rest or tuple(x.shape[x.dim() - len(base) :]) != base:
@@ -301,8 +300,7 @@ class CompiledModel(torch.nn.Module):
         if tangents is not None:
             ts = {}
             for k, t in tangents.items():
-                x = raw[k]
-                t = torch.as_tensor(t, dtype=x.dtype, device=x.device)
+                t = as_tensor(label, f"tangent '{k}'", t, dtype, device)
                 rest = tuple(x.shape[x.dim() - subs[k] - bases[k] :])
                 if t.dim() < len(rest) or tuple(t.shape[t.dim() - len(rest) :]) != rest:
                     raise FatalError(
@@ -390,12 +388,18 @@ class CompiledModel(torch.nn.Module):
                 m.solver = s
         if not self._probes:
             return res
-        res, failed = res
-        if int(failed) > 0:
-            raise ConvergenceError(
-                f"{self.model._label()}: Newton did not converge at {int(failed)} point(s) "
-                "(py-jit; the compiled solve does not report iterations)"
-            )
+        res, status = res
+        for (m, solver, _), solves in zip(self._probes, status, strict=True):
+            for converged, norms, iterations in solves:
+                if not bool(converged.all()):
+                    describe = getattr(solver, "describe", None)
+                    raise ConvergenceError.at_points(
+                        f"{m._label()} (py-jit)",
+                        ~converged,
+                        int(iterations),
+                        norms,
+                        detail=describe() if describe is not None else "",
+                    )
         return res
 
 
@@ -409,21 +413,20 @@ def _typed_inputs(names, types_, subs, xs) -> dict[str, TensorWrapper]:
 
 
 def _with_status(model, fn):
-    """``fn()``, plus the number of points where an implicit update's solve failed."""
+    """``(fn(), status)``: per probed solver (in module order, as ``CompiledModel._probes``),
+    a tuple of its solves' ``(converged, residual_norm, iterations)``."""
     probes = [
         m.solver for m in model.modules() if isinstance(getattr(m, "solver", None), _SolverProbe)
     ]
     if not probes:
         return fn()
-    log: list = []
-    for p in probes:
+    logs: list[list] = [[] for _ in probes]
+    for p, log in zip(probes, logs, strict=True):
         p.log = log
     out = fn()
     for p in probes:
         p.log = None
-    counts = [(~c).sum() for c in log]
-    failed = torch.stack(counts).sum() if counts else torch.zeros((), dtype=torch.int64)
-    return out, failed
+    return out, tuple(tuple(log) for log in logs)
 
 
 def _forward_graph(model, names, types_, subs, xs):

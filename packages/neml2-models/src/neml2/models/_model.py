@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from neml2.models._inputs import as_tensor, check_names, check_placement, check_seeds
 from neml2.models._schema import (
     Field,
     NonlinearParameter,
@@ -55,6 +56,8 @@ def _wrap_forward(f):
                 f"{self._label()}: forward takes {len(self.input_spec)} inputs "
                 f"({', '.join(self.input_spec)}), got {len(args)}"
             )
+        if not torch.compiler.is_compiling():  # traced calls: checked by their entry point
+            args = self._check_typed_call(args, v, v2)
         if v is None and v2 is None:
             return self._call_leaf(f, args)
         return self._forward_tangents(f, args, v, v2)
@@ -221,13 +224,66 @@ class Model(torch.nn.Module):
 
     @property
     def dtype(self) -> torch.dtype:
+        """The dtype the model computes in: its parameters' (for a model without any,
+        what ``.to()`` last asked for; float64 before that)."""
         t = self._first_tensor()
-        return t.dtype if t is not None else torch.float64
+        return t.dtype if t is not None else self.__dict__.get("_neml2_moved", _HOME)[0]
 
     @property
     def device(self) -> torch.device:
         t = self._first_tensor()
-        return t.device if t is not None else torch.device("cpu")
+        return t.device if t is not None else self.__dict__.get("_neml2_moved", _HOME)[1]
+
+    def _placement(self) -> tuple[torch.dtype, torch.device]:
+        """``(dtype, device)`` the inputs must have, cached until the next ``.to()``."""
+        p = self.__dict__.get("_neml2_placement")
+        if p is None:
+            p = (self.dtype, self.device)
+            self.__dict__["_neml2_placement"] = p
+        return p
+
+    def _apply(self, fn, *args, **kwargs):
+        # .to() / .double() / .cuda() / ...: record where a model without tensors of its
+        # own went (from what fn makes of an empty tensor), and drop the placement cache
+        out = super()._apply(fn, *args, **kwargs)
+        dtype, device = self.__dict__.get("_neml2_moved", _HOME)
+        try:
+            probe = fn(torch.empty(0, dtype=dtype, device=device))
+        except Exception:  # a fn that takes no empty tensor: the parameters still tell
+            probe = None
+        if isinstance(probe, torch.Tensor):
+            self.__dict__["_neml2_moved"] = (probe.dtype, probe.device)
+        self.__dict__.pop("_neml2_placement", None)
+        return out
+
+    def _check_typed_call(self, args: tuple, v, v2) -> tuple:
+        """The typed call's checks: every tensor argument and ``v=`` / ``v2=`` seed of the
+        model's dtype and device, seed names among the inputs; Python numbers are taken
+        in the model's dtype (the returned arguments). Runs on every call of every
+        sub-model, so the common case is a few attribute compares."""
+        dtype, device = self.__dict__.get("_neml2_placement") or self._placement()
+        for x in args:
+            t = x.data if isinstance(x, TensorWrapper) else x
+            if not isinstance(t, torch.Tensor) or t.dtype != dtype or t.device != device:
+                args = self._checked_args(args, dtype, device)
+                break
+        if v is not None or v2 is not None:
+            spec, label = self.input_spec, self._label()
+            check_seeds(label, "v=", v, spec, dtype, device, 1)
+            check_seeds(label, "v2=", v2, spec, dtype, device, 2)
+        return args
+
+    def _checked_args(self, args: tuple, dtype, device) -> tuple:
+        label = self._label()
+        out = []
+        for name, x in zip(self.input_spec, args, strict=True):
+            t = x.data if isinstance(x, TensorWrapper) else x
+            if isinstance(t, torch.Tensor):
+                check_placement(label, f"input '{name}'", t, dtype, device)
+                out.append(x)
+            else:
+                out.append(as_tensor(label, f"input '{name}'", x, dtype, device))
+        return tuple(out)
 
     # ------------------------------------------------------------------ calls
     def _call_leaf(self, f, args) -> Outputs:
@@ -258,22 +314,28 @@ class Model(torch.nn.Module):
         return (*prim, v_out, v2_out)
 
     def _typed_inputs(self, inputs: Mapping[str, Any]) -> list[TensorWrapper]:
-        missing = [n for n in self.input_spec if n not in inputs]
+        spec = self.input_spec
+        label = self._label()
+        # traced (py-jit): CompiledModel checked the inputs before compiling
+        checking = not torch.compiler.is_compiling()
+        if checking:
+            check_names(label, inputs, spec, "input")
+        missing = [n for n in spec if n not in inputs]
         if missing:
-            raise FatalError(f"{self._label()}: missing input(s) {', '.join(missing)}")
-        unknown = [n for n in inputs if n not in self.input_spec]
-        if unknown:
-            raise FatalError(
-                f"{self._label()}: unknown input(s) {', '.join(unknown)}; "
-                f"inputs are: {', '.join(self.input_spec)}"
-            )
+            raise FatalError(f"{label}: missing input(s) {', '.join(missing)}")
+        dtype, device = self._placement() if checking else (self.dtype, self.device)
         out = []
-        for name, typ in self.input_spec.items():
+        for name, typ in spec.items():
             x = inputs[name]
             if isinstance(x, TensorWrapper):
+                if checking:
+                    check_placement(label, f"input '{name}'", x.data, dtype, device)
                 out.append(_typed(x, typ))
                 continue
-            x = torch.as_tensor(x)
+            if checking:
+                x = as_tensor(label, f"input '{name}'", x, dtype, device)
+            else:
+                x = torch.as_tensor(x)
             base = tuple(typ.BASE_SHAPE)
             if x.dim() < len(base) or tuple(x.shape[x.dim() - len(base) :]) != base:
                 raise FatalError(
@@ -292,13 +354,17 @@ class Model(torch.nn.Module):
     ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """Outputs and directional derivatives ``sum_i dy/dx_i . t_i`` (missing t_i = 0)."""
         xs = self._typed_inputs(inputs)
-        unknown = [n for n in tangents if n not in self.input_spec]
-        if unknown:
-            raise FatalError(f"{self._label()}: tangent for unknown input(s) {', '.join(unknown)}")
+        label = self._label()
+        checking = not torch.compiler.is_compiling()  # traced: CompiledModel checked them
+        if checking:
+            check_names(label, tangents, self.input_spec, "tangent")
         v = {}
         for (name, typ), x in zip(self.input_spec.items(), xs, strict=True):
             if name in tangents:
-                t = torch.as_tensor(tangents[name], dtype=x.dtype, device=x.device)
+                if checking:
+                    t = as_tensor(label, f"tangent '{name}'", tangents[name], x.dtype, x.device)
+                else:
+                    t = torch.as_tensor(tangents[name], dtype=x.dtype, device=x.device)
                 v[name] = {"d": typ(t.unsqueeze(0), x.sub_batch_ndim)}
         *outs, v_out = self(*xs, v=v)
         out = {n: o.data for n, o in zip(self.output_spec, outs, strict=True)}
@@ -381,6 +447,9 @@ class Model(torch.nn.Module):
         if own:
             lines.append("parameters: " + ", ".join(own))
         return "\n".join(lines)
+
+
+_HOME = (torch.float64, torch.device("cpu"))
 
 
 def _typed(x: Any, typ: type) -> TensorWrapper:

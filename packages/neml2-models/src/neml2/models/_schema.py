@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
 from neml2.tensors import FatalError
@@ -251,8 +252,10 @@ class Schema:
                 continue
             f = self.by_name.get(p.name)
             if f is None:
+                close = get_close_matches(p.name, self.names(), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
                 raise FatalError(
-                    f"{p.location}: unknown option '{p.name}' in [{node.fullpath}]; "
+                    f"{p.location}: unknown option '{p.name}' in [{node.fullpath}]{hint}; "
                     f"accepted: {', '.join(self.names()) or '(none)'}"
                 )
             values[p.name] = _convert(f, p, ctx)
@@ -287,6 +290,8 @@ def _convert(f: Field, p: hit.Param, ctx: InputFile) -> Any:
             else:
                 vals = [p.as_str() if f.type is str else _scalar(p, f.type)]
             for v in vals:
+                if f.type is float and v != v:  # NaN: no setting means "not a number"
+                    raise FatalError(f"{p.location}: option '{p.name}' = '{p.raw}' is NaN")
                 if f.choices and v not in f.choices:
                     raise FatalError(
                         f"{p.location}: option '{p.name}' = '{v}' is not one of "

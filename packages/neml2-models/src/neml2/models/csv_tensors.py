@@ -2,8 +2,10 @@
 
 ``variable = 'stress'`` reads the columns ``stress`` (Scalar) or ``stress_<suffix>``
 with the suffixes of the type (SR2: ``xx yy zz yz xz xy``, already Mandel; WR2:
-``zy xz yx``; Vec: ``x y z``). Rows become the leading batch axis (time steps).
-``csv_file`` is relative to the input file's folder.
+``zy xz yx``; Vec: ``x y z``). Instead, ``column_names = 'a b c'`` lists the
+columns explicitly, one per component in that order (exactly one of the two
+options). Rows become the leading batch axis (time steps). ``csv_file`` is
+relative to the input file's folder.
 """
 
 from __future__ import annotations
@@ -24,7 +26,19 @@ class _CSVTensor:
     SUFFIXES: tuple[str, ...] = ()
     fields = (
         option("csv_file", str, doc="CSV file, relative to the input file"),
-        option("variable", str, doc="column name (prefix for multi-component types)"),
+        option(
+            "variable",
+            str,
+            "",
+            doc="column name (prefix for multi-component types); or give column_names",
+        ),
+        option(
+            "column_names",
+            str,
+            (),
+            many=True,
+            doc="the columns, one per component in order (instead of variable)",
+        ),
     )
 
     @classmethod
@@ -41,12 +55,28 @@ class _CSVTensor:
         if not rows:
             raise FatalError(f"{where}: {path} is empty")
         header = [h.strip() for h in rows[0]]
-        var = values["variable"]
-        cols = [var] if not cls.SUFFIXES else [f"{var}_{s}" for s in cls.SUFFIXES]
+        var, explicit = values.get("variable", "").strip(), list(values.get("column_names", ()))
+        if bool(var) == bool(explicit):
+            at = node.param("variable") or node.param("column_names")
+            raise FatalError(
+                f"{at.location if at else node.location}: [{node.fullpath}] takes exactly one "
+                "of the options 'variable' and 'column_names'"
+            )
+        if explicit:
+            cols, option_name = explicit, "column_names"
+            count = max(1, len(cls.SUFFIXES))
+            if len(cols) != count:
+                raise FatalError(
+                    f"{node.param(option_name).location}: option 'column_names' of a "
+                    f"{cls.VALUE_TYPE.__name__} needs {count} column(s), got {len(cols)}"
+                )
+        else:
+            option_name = "variable"
+            cols = [var] if not cls.SUFFIXES else [f"{var}_{s}" for s in cls.SUFFIXES]
         missing = [c for c in cols if c not in header]
         if missing:
             raise FatalError(
-                f"{node.param('variable').location}: {path.name} has no column(s) "
+                f"{node.param(option_name).location}: {path.name} has no column(s) "
                 f"{', '.join(missing)} (columns: {', '.join(header)})"
             )
         idx = [header.index(c) for c in cols]

@@ -159,10 +159,11 @@ class ImplicitUpdate(Model):
         self.predictor = pred
         inputs = dict.fromkeys(system.givens)
         if pred is not None:
-            extra = [o for o in pred.output_spec if o not in system.unknowns]
-            if extra:
+            # a composed predictor may have further outputs (its trial state): ignored
+            if not any(o in system.unknowns for o in pred.output_spec):
                 raise self.error(
-                    f"predictor outputs {', '.join(extra)} are not unknowns of the system",
+                    f"predictor outputs ({', '.join(pred.output_spec) or 'none'}) include none "
+                    f"of the unknowns ({', '.join(system.unknowns)})",
                     "predictor",
                 )
             inputs.update(dict.fromkeys(n for n in pred.input_spec if n not in system.unknowns))
@@ -328,8 +329,11 @@ class ImplicitUpdate(Model):
             u = u0 + 1e-6 * (u0.abs() + 1e-3) * wiggle.to(u0.device)
             J = fn(u, *args)[1]
             Jb = blocked(u, *args)[1]
-            tol = 1e-12 * float(J.abs().max()) if J.numel() else 0.0
-            self._block_ok = bool(torch.allclose(Jb, J, rtol=1e-10, atol=tol))
+            # a point with a NaN residual (bad input there) must not decide for all the
+            # others: the scale comes from the finite entries, and NaN matches NaN
+            finite = J[torch.isfinite(J)]
+            tol = 1e-12 * float(finite.abs().max()) if finite.numel() else 0.0
+            self._block_ok = bool(torch.allclose(Jb, J, rtol=1e-10, atol=tol, equal_nan=True))
         return blocked if self._block_ok else fn
 
     def _solve(self, values: dict[str, TensorWrapper]):
@@ -396,8 +400,12 @@ class ImplicitUpdate(Model):
             try:
                 parts.append(_as_tuple(self._forward(part)))
             except ConvergenceError as e:
-                raise ConvergenceError(
-                    f"{e} (points [{a}, {b}) of {n}: solved {k} at a time, max_points_per_solve)"
+                # indices into the whole batch; the points after this chunk were not solved
+                raise e.within(
+                    a,
+                    batch,
+                    f" (points [{a}, {b}) of {n}: solved {k} at a time, max_points_per_solve;"
+                    " later points not attempted)",
                 ) from e
         out = []
         for ys in zip(*parts, strict=True):

@@ -7,17 +7,31 @@ The guess only sets Newton's starting point, never the converged answer.
 
 from __future__ import annotations
 
+import torch
+
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, option, output, parameter
-from neml2.tensors import MRP, R2, SR2, WR2, Scalar, Vec, where
+from neml2.tensors import MRP, R2, SR2, WR2, Scalar, Vec, constant, where
+from neml2.tensors import abs as abs_
 
 TYPES = {"Scalar": Scalar, "Vec": Vec, "SR2": SR2, "R2": R2, "WR2": WR2, "MRP": MRP}
 
 
 def _unknown_fields():
-    return tuple(
-        option(f"unknowns_{t}", str, (), many=True, doc=f"{t} unknowns to predict") for t in TYPES
+    return (
+        *(
+            option(f"unknowns_{t}", str, (), many=True, doc=f"{t} unknowns to predict")
+            for t in TYPES
+        ),
+        option(
+            "cold",
+            str,
+            (),
+            many=True,
+            doc="'unknown:variable' pairs: on a step without history (|t~1 - t~2| <= eps, "
+            "the first) the unknown takes that variable's value instead of its history",
+        ),
     )
 
 
@@ -32,24 +46,93 @@ class _ListedUnknowns(Model):
             raise self.error("lists no unknowns (unknowns_SR2 = '...', unknowns_Scalar = ...)")
         return out
 
+    def _cold_pairs(self, listed) -> dict[str, str]:
+        """``unknown -> variable`` from the ``cold`` option (checked)."""
+        names = {n for n, _ in listed}
+        cold: dict[str, str] = {}
+        for entry in self.opts["cold"]:
+            u, sep, var = entry.partition(":")
+            if not sep or not u or not var:
+                raise self.error(f"entry '{entry}' is not 'unknown:variable'", "cold")
+            if u not in names:
+                raise self.error(
+                    f"entry '{entry}' names '{u}', which is not an unknown "
+                    f"(the unknowns: {', '.join(sorted(names))})",
+                    "cold",
+                )
+            if u in cold:
+                raise self.error(f"unknown '{u}' is given a cold value twice", "cold")
+            cold[u] = var
+        return cold
+
+    def _declare_cold(self, listed) -> None:
+        """Declare the cold variables (after the other inputs), one per distinct name."""
+        self._cold = self._cold_pairs(listed)
+        types = dict(listed)
+        for u, var in self._cold.items():
+            if var in self.input_spec:
+                if self.input_spec[var] is not types[u]:
+                    raise self.error(
+                        f"cold variable '{var}' is used for unknowns of different types", "cold"
+                    )
+                continue
+            self.declare_input(var, types[u])
+
+    def _select_cold(self, warm, outs, values):
+        """Each unknown with a cold variable: its guess where *warm*, else the cold value."""
+        return tuple(
+            where(warm, o, values[self._cold[u]]) if u in self._cold else o
+            for (u, _), o in zip(self._names, outs, strict=True)
+        )
+
+
+def _warm(t1: Scalar, t2: Scalar) -> Scalar:
+    """A bool Scalar: there is a history to extrapolate from (``|t~1 - t~2| > eps``)."""
+    return abs_(t1 - t2) > torch.finfo(t1.dtype).eps
+
 
 @register()
 class ConstantExtrapolationPredictor(_ListedUnknowns):
-    """``u = u~1``: the value at the previous step."""
+    """``u = u~1``: the value at the previous step.
+
+    With ``cold = 'u:v ...'`` an unknown ``u`` takes the variable ``v`` instead on a
+    step without history (``|t~1 - t~2| <= ε``, the first step: a physics-based guess
+    for the cold start); the model then also reads ``t``, ``t~1`` and ``t~2`` (names
+    from ``time``) and each cold variable. Shapes follow the unknowns' types.
+    """
+
+    fields = (option("time", str, "t", doc="time variable (read only with 'cold')"),)
 
     def setup(self) -> None:
-        for n, typ in self._listed():
+        self._names = self._listed()
+        for n, typ in self._names:
             self.declare_input(f"{n}~1", typ)
             self.declare_output(n, typ)
+        if self.opts["cold"]:
+            t = self.opts["time"]
+            for name in (t, f"{t}~1", f"{t}~2"):
+                self.declare_input(name, Scalar)
+            self._declare_cold(self._names)
+        else:
+            self._cold = {}
 
-    def forward(self, *old):
-        out = tuple(o * 1.0 for o in old)
+    def forward(self, *args):
+        n = len(self._names)
+        out = tuple(o * 1.0 for o in args[:n])
+        if self._cold:
+            values = dict(zip(self.input_spec, args, strict=True))
+            t = self.opts["time"]
+            out = self._select_cold(_warm(values[f"{t}~1"], values[f"{t}~2"]), out, values)
         return out if len(out) != 1 else out[0]
 
 
 @register()
 class LinearExtrapolationPredictor(_ListedUnknowns):
-    """``u = u~1 + (u~1 - u~2) (t - t~1) / (t~1 - t~2)`` (constant when ``t~1 = t~2``)."""
+    """``u = u~1 + (u~1 - u~2) (t - t~1) / (t~1 - t~2)``.
+
+    Without a history (``|t~1 - t~2| <= ε``, the first step) ``u = u~1``, or the
+    variable named for ``u`` in ``cold = 'u:v ...'``. Shapes follow the unknowns' types.
+    """
 
     fields = (
         input("time", Scalar, "t", doc="current time"),
@@ -63,12 +146,19 @@ class LinearExtrapolationPredictor(_ListedUnknowns):
             self.declare_input(f"{n}~1", typ)
             self.declare_input(f"{n}~2", typ)
             self.declare_output(n, typ)
+        self._declare_cold(self._names)
 
-    def forward(self, t, t1, t2, *old):
+    def forward(self, t, t1, t2, *rest):
+        n = len(self._names)
+        old = rest[: 2 * n]
+        warm = _warm(t1, t2)
         dt_old = t1 - t2
-        safe = where(dt_old.data != 0, dt_old, dt_old * 0.0 + 1.0)
-        ratio = where(dt_old.data != 0, (t - t1) / safe, (t - t) * 0.0)
+        safe = where(warm, dt_old, constant(Scalar, 1.0, like=dt_old))
+        ratio = where(warm, (t - t1) / safe, constant(Scalar, 0.0, like=dt_old))
         out = tuple(u1 + (u1 - u2) * ratio for u1, u2 in zip(old[0::2], old[1::2], strict=True))
+        if self._cold:
+            values = dict(zip(self.input_spec, (t, t1, t2, *rest), strict=True))
+            out = self._select_cold(warm, out, values)
         return out if len(out) != 1 else out[0]
 
 

@@ -4,7 +4,12 @@ The loop is written once with ``torch._higher_order_ops.while_loop`` (a
 data-dependent stop), so the same code runs eagerly, under ``torch.compile`` and
 inside an exported graph. Convergence is judged per batch point:
 ``‖r‖ < abs_tol`` or ``‖r‖ / ‖r0‖ < rel_tol``; a non-finite residual never counts
-as converged.
+as converged. Every batch point is solved on its own (the norms, the line search's
+step lengths and the linear solves are per point), so a point whose residual is NaN
+or infinite fails alone: it cannot recover (its next iterate is NaN), so the loop
+stops once every point has converged or gone non-finite, and the finite points are
+solved as if it were not there. :meth:`Newton.check` reports the failed points in a
+:class:`~neml2.tensors.ConvergenceError` (indices, iterations, worst residual).
 """
 
 from __future__ import annotations
@@ -82,7 +87,13 @@ def run_loop(cond, body, state: tuple):
 
 
 def _converged(nr, nr0, atol, rtol):
-    return torch.isfinite(nr) & ((nr < atol) | (nr < rtol * nr0))
+    # a relative test needs a finite first norm (rtol * inf would pass any finite norm)
+    return torch.isfinite(nr) & ((nr < atol) | ((nr < rtol * nr0) & torch.isfinite(nr0)))
+
+
+def _settled(nr, nr0, atol, rtol):
+    """Points that need no further iteration: converged, or non-finite (lost for good)."""
+    return _converged(nr, nr0, atol, rtol) | ~torch.isfinite(nr)
 
 
 @register()
@@ -148,7 +159,7 @@ class Newton:
             nr0 = torch.where(passes == 0, nr, nr0)
             if verbose and int(passes) > 0:
                 print(f"  Newton it {int(it)}: max |r| = {float(nr.max()):.3e}")
-            stop = (it >= max_its) | _converged(nr, nr0, atol, rtol).all()
+            stop = (it >= max_its) | _settled(nr, nr0, atol, rtol).all()
             # no step once stopped (traced: solved and discarded; a torch.cond in the loop
             # body does not export under no_grad, torch 2.13: "'<lambda>' object has no
             # attribute 'true_graph_0'" in the set-grad pass)
@@ -164,17 +175,23 @@ class Newton:
         return NewtonResult(u, it, _converged(nr, nr0, atol, rtol), nr, nr0)
 
     def check(self, res: NewtonResult, what: str) -> None:
-        """Raise a ConvergenceError naming the failed points, worst residual and iterations."""
+        """Raise a ConvergenceError naming the failed points (flat batch indices), the
+        iterations and the worst residual norm among the failed points (nan if one is)."""
         if bool(res.converged.all()):
             return
-        failed = int((~res.converged).sum())
-        total = res.converged.numel()
-        nr = torch.where(torch.isfinite(res.residual_norm), res.residual_norm, torch.inf)
-        raise ConvergenceError(
-            f"{what}: Newton did not converge at {failed} of {total} points after "
-            f"{int(res.iterations)} iterations; worst residual norm {float(nr.max()):.3e} "
-            f"(abs_tol {self.opts['abs_tol']:g}, rel_tol {self.opts['rel_tol']:g}, "
-            f"max_its {self.opts['max_its']})"
+        raise ConvergenceError.at_points(
+            what,
+            ~res.converged,
+            int(res.iterations),
+            res.residual_norm,
+            detail=self.describe(),
+        )
+
+    def describe(self) -> str:
+        """The tolerances, as a failure message states them."""
+        return (
+            f"abs_tol {self.opts['abs_tol']:g}, rel_tol {self.opts['rel_tol']:g}, "
+            f"max_its {self.opts['max_its']}"
         )
 
 
@@ -255,7 +272,7 @@ class NewtonWithLineSearch(Newton):
 
         def cond(it, trial, alpha, u, r, J, du, nr0, *args):
             nr = torch.linalg.vector_norm(r, dim=-1)
-            return (trial < 0) | ((it < max_its) & ~_converged(nr, nr0, atol, rtol).all())
+            return (trial < 0) | ((it < max_its) & ~_settled(nr, nr0, atol, rtol).all())
 
         def body(it, trial, alpha, u, r, J, du, nr0, *args):
             first = trial < 0
@@ -327,7 +344,7 @@ class NewtonWithLineSearch(Newton):
         it = 0
         first_accepted = True  # did the previous search accept alpha = 1 everywhere?
         while it < max_its and not bool(
-            _converged(torch.linalg.vector_norm(r, dim=-1), nr0, atol, rtol).all()
+            _settled(torch.linalg.vector_norm(r, dim=-1), nr0, atol, rtol).all()
         ):
             du = self.linear.solve(J, -r)
             nr02 = (r * r).sum(-1)

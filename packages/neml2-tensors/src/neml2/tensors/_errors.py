@@ -7,6 +7,11 @@ It lives in the lowest package with torch so that the deployment pair
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
+import torch
+
 
 class NEML2Error(Exception):
     """Base class of every error neml2 raises on purpose."""
@@ -25,9 +30,140 @@ class FatalError(NEML2Error):
 
 
 class ConvergenceError(NEML2Error):
-    """An implicit solve did not converge; recoverable (cut the step and retry)."""
+    """An implicit solve did not converge; recoverable (cut the step and retry).
+
+    Constructible from a message alone (``ConvergenceError("...")``, as the C++
+    runtimes' errors are mapped); where the solver can tell, it also carries:
+
+    * ``failed_indices``: flat (C-order) indices into the batch of the points that
+      failed, a tuple of ints (empty when unknown);
+    * ``failed_mask``: a bool tensor of the batch shape, True at the failed points
+      (``None`` when unknown);
+    * ``n_points``: how many points were solved (``None`` when unknown);
+    * ``iterations``: the iterations the solve ran (``None`` when unknown);
+    * ``worst_residual``: the largest residual norm among the failed points, a float,
+      ``nan`` when one of them is NaN (``None`` when unknown).
+
+    :meth:`at_points` builds one with a message that states these fields. The error
+    pickles with its fields.
+    """
 
     recoverable = True
+
+    #: how many failed indices a message lists before it abbreviates
+    LISTED = 5
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        failed_indices: Sequence[int] = (),
+        failed_mask: torch.Tensor | None = None,
+        n_points: int | None = None,
+        iterations: int | None = None,
+        worst_residual: float | None = None,
+    ):
+        super().__init__(message)
+        self.failed_indices: tuple[int, ...] = tuple(int(i) for i in failed_indices)
+        self.failed_mask = failed_mask
+        self.n_points = n_points
+        self.iterations = iterations
+        self.worst_residual = worst_residual
+        #: what :meth:`at_points` was given, for :meth:`within`
+        self._parts: dict[str, str] | None = None
+
+    @classmethod
+    def at_points(
+        cls,
+        what: str,
+        failed_mask: torch.Tensor,
+        iterations: int | None,
+        residual_norm: torch.Tensor | None = None,
+        *,
+        worst_residual: float | None = None,
+        solver: str = "Newton",
+        detail: str = "",
+        note: str = "",
+    ) -> ConvergenceError:
+        """The error of a batched solve that failed where *failed_mask* (batch shape)
+        is True; *residual_norm* (broadcastable to it) gives the worst residual.
+
+        Message: ``"<what>: <solver> did not converge at 3 of 100 points after 20
+        iterations; worst residual norm nan (failed points 4, 17, 55; <detail>)<note>"``.
+        """
+        mask = failed_mask.detach().to("cpu", torch.bool)
+        flat = mask.reshape(-1)
+        indices = tuple(int(i) for i in flat.nonzero().flatten().tolist())
+        if worst_residual is None and residual_norm is not None and indices:
+            norms = residual_norm.detach().to("cpu", torch.float64).expand(mask.shape)
+            worst_residual = _worst(norms.reshape(-1)[flat])
+        where = ", ".join(str(i) for i in indices[: cls.LISTED])
+        if len(indices) > cls.LISTED:
+            where += f", ... ({len(indices) - cls.LISTED} more)"
+        its = "" if iterations is None else f" after {int(iterations)} iterations"
+        worst = "" if worst_residual is None else f"; worst residual norm {worst_residual:.3e}"
+        inside = f"failed points {where}" + (f"; {detail}" if detail else "")
+        message = (
+            f"{what}: {solver} did not converge at {len(indices)} of {flat.numel()} points"
+            f"{its}{worst} ({inside}){note}"
+        )
+        err = cls(
+            message,
+            failed_indices=indices,
+            failed_mask=mask,
+            n_points=flat.numel(),
+            iterations=None if iterations is None else int(iterations),
+            worst_residual=worst_residual,
+        )
+        err._parts = {"what": what, "solver": solver, "detail": detail}
+        return err
+
+    def within(self, offset: int, batch_shape: Sequence[int], note: str = "") -> ConvergenceError:
+        """This error of a solve over the points ``[offset, offset + n)`` of a larger
+        batch of shape *batch_shape* (flat, C order), restated with indices into that
+        batch (points outside the solved range count as not failed: they were not
+        solved); *note* ends the message. Without a mask (or when it does not fit), the
+        same error with *note* appended."""
+        total = 1
+        for b in batch_shape:
+            total *= int(b)
+        if (
+            self.failed_mask is None
+            or self._parts is None
+            or offset + self.failed_mask.numel() > total
+        ):
+            return self.with_context("", note)
+        part = self.failed_mask.reshape(-1)
+        mask = torch.zeros(total, dtype=torch.bool)
+        mask[offset : offset + part.numel()] = part
+        return type(self).at_points(
+            self._parts["what"],
+            mask.reshape(tuple(batch_shape)),
+            self.iterations,
+            worst_residual=self.worst_residual,
+            solver=self._parts["solver"],
+            detail=self._parts["detail"],
+            note=note,
+        )
+
+    def with_context(self, prefix: str = "", suffix: str = "") -> ConvergenceError:
+        """The same error (same fields) with *prefix* ``": "`` before its message and
+        *suffix* after it."""
+        message = str(self)
+        if prefix:
+            message = f"{prefix}: {message}"
+        err = type(self)(message + suffix)
+        err.__dict__.update(self.__dict__)
+        return err
+
+
+def _worst(norms: torch.Tensor) -> float:
+    """The largest of *norms*, ``nan`` if one is NaN (``max`` would say so, but be explicit)."""
+    if norms.numel() == 0:
+        return math.nan
+    if bool(torch.isnan(norms).any()):
+        return math.nan
+    return float(norms.max())
 
 
 class ShapeError(ValueError):

@@ -167,6 +167,20 @@ class RegionView:
             sd = -1
         return self._apply(lambda t, lead: t.squeeze(lead + start + dim), sd, bd)
 
+    def movedim(self, source: int, destination: int):
+        """Move this region's axis ``source`` to position ``destination`` (region-relative).
+
+        Only within a region: a sub-batch axis stays a sub-batch axis.
+        """
+        start, n = self._span()
+        for name, i in (("source", source), ("destination", destination)):
+            if not -n <= i < n:
+                raise self._err(f"movedim {name} {i} out of range for {n} axes")
+        s, d = source % n, destination % n
+        if s == d:
+            return self.value
+        return self._apply(lambda t, lead: t.movedim(lead + start + s, lead + start + d))
+
     def retag(self, n: int):
         """Re-declare how many axes this region has; the data is untouched.
 

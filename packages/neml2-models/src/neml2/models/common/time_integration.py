@@ -13,6 +13,7 @@ import torch
 
 from neml2.models._model import Model
 from neml2.models._registry import register
+from neml2.models._schema import option
 from neml2.models.common._fields import TIME, history, rate, residual, variable
 from neml2.tensors import (
     MRP,
@@ -42,8 +43,8 @@ class _Integration(Model):
         self._structural.clear()
         if with_current:
             self.declare_input(s, self.TYPE)
-        self.declare_input(history(s), self.TYPE)
-        self.declare_input(rate(s), self.RATE_TYPE or self.TYPE)
+        self.declare_input(self.opts.get("old_variable") or history(s), self.TYPE)
+        self.declare_input(self.opts.get("rate") or rate(s), self.RATE_TYPE or self.TYPE)
         self.declare_input(t, Scalar)
         self.declare_input(history(t), Scalar)
 
@@ -66,7 +67,8 @@ class BackwardEulerTimeIntegration(_Integration):
 class ForwardEulerTimeIntegration(_Integration):
     """Forward Euler update ``s = s_n + (t - t_n) ṡ``.
 
-    Inputs ``s~1``, ``s_rate``, ``t`` (``time``), ``t~1``; output ``s`` (``variable``).
+    Inputs ``s~1`` (``old_variable``), ``s_rate`` (``rate``), ``t`` (``time``), ``t~1``;
+    output ``s`` (``variable``).
     """
 
     def setup(self) -> None:
@@ -81,8 +83,15 @@ def _variable(typ: type, *, output: bool = False):
     return variable("variable", typ, output=output, doc=f"the {typ.__name__} being {what}")
 
 
+#: Renames the rate input (default ``<variable>_rate``).
+RATE = option("rate", str, "", doc="name of the rate input (default: <variable>_rate)")
+#: Renames the previous-step input of a forward update (default ``<variable>~1``), so a
+#: provisional quantity can start from another variable's previous value.
+OLD = option("old_variable", str, "", doc="name of the previous value (default: <variable>~1)")
+
+
 def _backward(typ: type) -> tuple:
-    return (_variable(typ), TIME)
+    return (_variable(typ), TIME, RATE)
 
 
 @register()
@@ -114,7 +123,7 @@ class R2BackwardEulerTimeIntegration(BackwardEulerTimeIntegration):
 
 
 def _forward(typ: type) -> tuple:
-    return (_variable(typ, output=True), TIME)
+    return (_variable(typ, output=True), TIME, RATE, OLD)
 
 
 @register()
@@ -136,6 +145,13 @@ class SR2ForwardEulerTimeIntegration(ForwardEulerTimeIntegration):
     __doc__ = ForwardEulerTimeIntegration.__doc__
     TYPE = SR2
     fields = _forward(SR2)
+
+
+@register()
+class R2ForwardEulerTimeIntegration(ForwardEulerTimeIntegration):
+    __doc__ = ForwardEulerTimeIntegration.__doc__
+    TYPE = R2
+    fields = _forward(R2)
 
 
 def rotation_increment(w: WR2) -> MRP:
@@ -177,3 +193,24 @@ class WR2ImplicitExponentialTimeIntegration(_Integration):
     def forward(self, s: MRP, s_n: MRP, w: WR2, t: Scalar, t_n: Scalar) -> MRP:
         inc = rotation_increment((t - t_n) * w)
         return s - s_n.rotate(inc)
+
+
+@register()
+class WR2ExplicitExponentialTimeIntegration(_Integration):
+    """Explicit exponential update of a rotation ``s = exp((t - t_n) w) ∘ s_n``.
+
+    ``s`` (``variable``, an output) and ``s_n`` (``s~1``) are MRP rotations, ``w``
+    (``s_rate``) a WR2 spin; ``exp`` maps the spin increment to a rotation (as
+    :func:`rotation_increment`) and ``∘`` applies it after ``s_n``. Inputs ``s~1``,
+    ``s_rate``, ``t``, ``t~1``; output ``s``.
+    """
+
+    TYPE = MRP
+    RATE_TYPE = WR2
+    fields = (variable("variable", MRP, output=True, doc="the rotation being updated"), TIME)
+
+    def setup(self) -> None:
+        self._declare_history_inputs(with_current=False)
+
+    def forward(self, s_n: MRP, w: WR2, t: Scalar, t_n: Scalar) -> MRP:
+        return s_n.rotate(rotation_increment((t - t_n) * w))

@@ -1,5 +1,22 @@
-"""Solid-mechanics models: elasticity, plasticity, crystal plasticity."""
+"""Solid-mechanics models: elasticity, plasticity, crystal plasticity, viscoelasticity,
+cohesive interfaces, eigenstrains."""
 
-from neml2.models.solid_mechanics import crystal_plasticity, elasticity, plasticity
+from neml2.models.solid_mechanics import (
+    crystal_plasticity,
+    eigenstrains,
+    elasticity,
+    elasticity_tensors,
+    plasticity,
+    traction_separation,
+    viscoelasticity,
+)
 
-__all__ = ["crystal_plasticity", "elasticity", "plasticity"]
+__all__ = [
+    "crystal_plasticity",
+    "eigenstrains",
+    "elasticity",
+    "elasticity_tensors",
+    "plasticity",
+    "traction_separation",
+    "viscoelasticity",
+]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
 from neml2.models._model import Model
 from neml2.models._registry import register
-from neml2.models._schema import input, option, output, parameter
-from neml2.tensors import MRP, SR2, SSR4, Scalar
+from neml2.models._schema import NonlinearParameter, input, option, output, parameter
+from neml2.tensors import MRP, SR2, SSR4, FatalError, Scalar, TensorWrapper
 
 #: coefficient type -> parameter name
 COEFFICIENTS = {
@@ -41,6 +46,72 @@ def bulk_shear(c: dict[str, Scalar]) -> tuple[Scalar, Scalar]:
         lam, G = c["lambda_"], c["G"]
         return lam + 2.0 / 3.0 * G, G
     raise ValueError(f"unsupported coefficient pair {sorted(have)}")
+
+
+#: coefficient type -> (is the value physical?, what the range is)
+PHYSICAL_RANGE: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], str]] = {
+    "YOUNGS_MODULUS": (lambda x: x > 0, "must be positive"),
+    "BULK_MODULUS": (lambda x: x > 0, "must be positive"),
+    "SHEAR_MODULUS": (lambda x: x > 0, "must be positive (it is Lamé's mu)"),
+    "POISSONS_RATIO": (
+        lambda x: (x > -1) & (x < 0.5),
+        "must lie in (-1, 0.5) (0.5 is incompressible: the bulk modulus would be infinite)",
+    ),
+    # Lamé's lambda may be negative (auxetic materials); only K = lambda + 2G/3 > 0 binds it
+    "LAME_LAMBDA": (lambda x: torch.ones_like(x, dtype=torch.bool), "must be finite"),
+}
+
+
+def _constant(value: Any) -> torch.Tensor | None:
+    """The values of a constant coefficient, or None for a variable (checked at run time
+    by no one: a model input or another model's output is not known at load)."""
+    if isinstance(value, NonlinearParameter | str) or value is None:
+        return None
+    if isinstance(value, TensorWrapper):
+        return value.data.detach()
+    return torch.as_tensor(value, dtype=torch.float64).detach()
+
+
+def _first_bad(x: torch.Tensor, ok: torch.Tensor) -> str:
+    """``"0.5"`` or ``"0.5 (at batch index 3)"``: the first value of *x* where not *ok*."""
+    flat_ok = ok.expand(x.shape).reshape(-1)
+    i = int((~flat_ok).nonzero()[0, 0])
+    value = float(x.reshape(-1)[i])
+    return f"{value:g}" if x.numel() == 1 else f"{value:g} (at batch index {i})"
+
+
+def check_elastic_constants(
+    kinds: Sequence[str], values: Sequence[Any], error: Callable[[str], FatalError]
+) -> None:
+    """Raise ``error(message)`` when a constant coefficient is outside its physical range.
+
+    *kinds*: coefficient types (keys of :data:`COEFFICIENTS`); *values*: their values
+    (typed tensors, tensors, numbers; a :class:`NonlinearParameter` or a variable name
+    is skipped). Every value must be finite and in :data:`PHYSICAL_RANGE` (checked at
+    every batch point of a ``[Tensors]`` value); when both of a pair are constants, the
+    bulk and shear moduli they give must be positive (for ``E, G``: ``E < 3G``; for
+    ``lambda, G``: ``lambda > -2G/3``). Every comparison fails on NaN.
+    """
+    consts: dict[str, Scalar] = {}
+    for kind, value in zip(kinds, values, strict=True):
+        x = _constant(value)
+        if x is None:
+            continue
+        in_range, what = PHYSICAL_RANGE[kind]
+        ok = torch.isfinite(x) & in_range(x)
+        if not bool(ok.all()):
+            raise error(f"coefficient {kind} = {_first_bad(x, ok)} {what}")
+        consts[COEFFICIENTS[kind]] = Scalar(x)
+    if len(consts) != 2 or len(kinds) != 2:
+        return
+    K, G = bulk_shear(consts)
+    for name, m in (("bulk modulus K", K.data), ("shear modulus G", G.data)):
+        ok = torch.isfinite(m) & (m > 0)
+        if not bool(ok.all()):
+            raise error(
+                f"coefficients {' and '.join(kinds)} give a {name} of {_first_bad(m, ok)}; "
+                "it must be positive and finite (Poisson's ratio in (-1, 0.5))"
+            )
 
 
 @register()
@@ -87,6 +158,11 @@ class LinearIsotropicElasticity(Model):
             bulk_shear(dict.fromkeys(names, Scalar(1.0)))
         except ValueError as e:
             raise self.error(str(e), "coefficient_types") from e
+        check_elastic_constants(
+            types,
+            coefs,
+            lambda message: self.error(f"option 'coefficients': {message}", "coefficients"),
+        )
         self._coef_names = names
         for n, c in zip(names, coefs, strict=True):
             self.declare_parameter(n, Scalar, c)

@@ -11,6 +11,7 @@ from neml2.models.solid_mechanics.crystal_plasticity import (
     hardening,
     kinematics,
     resolved_shear,
+    slip_interaction,
     slip_rule,
     strength,
 )

@@ -81,7 +81,7 @@ class PowerLawIsotropicHardeningStaticRecovery(Model):
 
     ``τ`` is the recovery rate and ``n`` the recovery exponent. At ``h = 0`` the
     rate and its derivatives are zero (the limit for ``n > 1``). The output name
-    defaults to the hardening name with ``_recovery_rate`` appended. Scalars ``(*B)``.
+    defaults to the hardening name with ``_rate`` appended. Scalars ``(*B)``.
     """
 
     fields = (
@@ -89,8 +89,8 @@ class PowerLawIsotropicHardeningStaticRecovery(Model):
         output(
             "isotropic_hardening_rate",
             Scalar,
-            "{isotropic_hardening}_recovery_rate",
-            doc="recovery rate (default: <isotropic_hardening>_recovery_rate)",
+            "{isotropic_hardening}_rate",
+            doc="recovery rate (default: <isotropic_hardening>_rate)",
         ),
         parameter("tau", Scalar, doc="recovery rate τ"),
         parameter("n", Scalar, doc="recovery exponent n"),

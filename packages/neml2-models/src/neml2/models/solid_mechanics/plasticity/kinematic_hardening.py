@@ -88,7 +88,7 @@ class PowerLawKinematicHardeningStaticRecovery(Model):
 
     ``τ`` is the recovery rate and ``n`` the recovery exponent;
     ``‖X‖ = sqrt(X:X + ε)`` with the machine epsilon ``ε`` of the dtype. The
-    output name defaults to the back stress name with ``_recovery_rate``
+    output name defaults to the back stress name with ``_rate``
     appended. Shapes: ``(*B, 6)``.
     """
 
@@ -97,8 +97,8 @@ class PowerLawKinematicHardeningStaticRecovery(Model):
         output(
             "back_stress_rate",
             SR2,
-            "{back_stress}_recovery_rate",
-            doc="back stress recovery rate (default: <back_stress>_recovery_rate)",
+            "{back_stress}_rate",
+            doc="back stress recovery rate (default: <back_stress>_rate)",
         ),
         parameter("tau", Scalar, doc="static recovery rate τ"),
         parameter("n", Scalar, doc="static recovery exponent n"),

@@ -1,0 +1,105 @@
+"""What every neml2 command-line tool shares: ``--version`` and the INPUT-path check.
+
+Lives in ``neml2.hit`` because it is the one package every tool depends on
+(``neml2-hit`` itself, ``neml2-run``/``-inspect``/``-syntax``, ``neml2-compile``).
+It must not import torch: versions come from ``importlib.metadata``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import stat
+import sys
+from importlib import metadata
+
+__all__ = ["PACKAGES", "add_version_argument", "input_problem", "versions"]
+
+#: The six distributions of the workspace, in layering order.
+PACKAGES = (
+    "neml2-tensors",
+    "neml2-hit",
+    "neml2-models",
+    "neml2-drivers",
+    "neml2-compile",
+    "neml2-aoti-runtime",
+)
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def versions(prog: str, dist: str) -> str:
+    """The ``--version`` text of the tool *prog* shipped by the distribution *dist*.
+
+    First line ``prog VERSION``, then one line per neml2 distribution ("not
+    installed" for an absent one), torch's and Python's.
+    """
+    rows = [(name, _version(name)) for name in (*PACKAGES, "torch")]
+    rows.append(("python", platform.python_version()))
+    width = max(len(name) for name, _ in rows)
+    lines = [f"{prog} {_version(dist)}"]
+    lines += [f"  {name:<{width}}  {value}" for name, value in rows]
+    return "\n".join(lines) + "\n"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: print :func:`versions` on stdout and exit 0 (argparse's own
+    version action re-wraps the text into one paragraph)."""
+
+    def __init__(self, option_strings, dest, text: str = "", help=None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+        self.text = text
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(self.text)
+        sys.stdout.flush()
+        parser.exit(0)
+
+
+def add_version_argument(parser: argparse.ArgumentParser, dist: str) -> None:
+    """Give *parser* a ``--version`` option printing :func:`versions`."""
+    parser.add_argument(
+        "--version",
+        action=_VersionAction,
+        text=versions(parser.prog, dist),
+        help="print the versions of the neml2 packages, torch and Python, and exit",
+    )
+
+
+def _kind(mode: int) -> str | None:
+    """What a file that is not a regular one is, in words (None for a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def input_problem(path: str | os.PathLike[str], arg: str = "INPUT") -> str | None:
+    """Why *path*, given as the command-line argument *arg*, cannot be a HIT file.
+
+    Only ``stat`` is used, never ``open``, so a FIFO cannot block. Returns None for
+    a regular file (a symlink to one included) and for a path that cannot be
+    inspected (absent, no permission): the reader reports those with its own words.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    kind = _kind(st.st_mode)
+    if kind is None:
+        return None
+    return f"{arg} '{os.fspath(path)}' is not a regular file ({kind}), not a HIT file"
