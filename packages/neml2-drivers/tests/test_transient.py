@@ -122,3 +122,65 @@ def test_plot_needs_a_transient_result(input_file, tmp_path):
 
     with pytest.raises(FatalError, match="no time variable"):
         plot({}, ["stress"], tmp_path / "x.png")
+
+
+def test_number_literals_as_initial_conditions(tmp_path):
+    """``ic_*_values`` may be numbers (the reference library's inputs write
+    ``ic_Scalar_values = '1 0'``): a value with every component equal to the number."""
+    p = tmp_path / "ic.i"
+    p.write_text(
+        textwrap.dedent(
+            """
+            [Tensors]
+              [times]
+                type = Python
+                expr = 'Scalar(torch.linspace(0, 1, 3))'
+              []
+            []
+            [Drivers]
+              [driver]
+                type = TransientDriver
+                model = 'model'
+                prescribed_time = 'times'
+                ic_Scalar_names = 'x'
+                ic_Scalar_values = '2.5'
+                ic_SR2_names = 'e'
+                ic_SR2_values = '-1'
+              []
+            []
+            [Models]
+              [x_rate]
+                type = ScalarLinearCombination
+                from = 'x~1'
+                to = 'x_rate'
+                weights = '-2'
+              []
+              [x]
+                type = ScalarForwardEulerTimeIntegration
+                variable = 'x'
+              []
+              [e_rate]
+                type = SR2LinearCombination
+                from = 'e~1'
+                to = 'e_rate'
+              []
+              [e]
+                type = SR2ForwardEulerTimeIntegration
+                variable = 'e'
+              []
+              [model]
+                type = ComposedModel
+                models = 'x_rate x e_rate e'
+              []
+            []
+            """
+        )
+    )
+    d = load_input(p).object("Drivers", "driver")
+    assert d.run()
+    r = d.result
+    torch.testing.assert_close(r["output.0.x"], torch.tensor(2.5, dtype=torch.float64))
+    torch.testing.assert_close(r["output.0.e"], torch.full((6,), -1.0, dtype=torch.float64))
+    # steps of 0.5: x <- x (1 - 2 * 0.5) = 0, e <- e (1 + 0.5) = -1.5
+    torch.testing.assert_close(r["output.1.x"], torch.tensor(0.0, dtype=torch.float64))
+    torch.testing.assert_close(r["output.1.e"], torch.full((6,), -1.5, dtype=torch.float64))

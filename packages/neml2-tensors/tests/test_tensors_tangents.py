@@ -56,3 +56,25 @@ def test_mixed_seeds_second_order_pairs():
     ab = y.tangents2[("a", "b")]
     ba = y.tangents2[("b", "a")]
     torch.testing.assert_close(ab.expand(1, 6, 2), ba.transpose(0, 1).expand(1, 6, 2))
+
+
+def test_pow_by_a_constant_scalar_exponent():
+    """``x ** n`` with a tangent-free Scalar ``n`` (a parameter) is torch.pow: exact at
+    ``0 ** 0`` and for negative bases, with tangents ``n x^(n-1)`` and ``n (n-1) x^(n-2)``."""
+    from neml2.tensors import Scalar, seed
+
+    xs = torch.tensor([0.0, 0.5, -2.0, 1.5], dtype=torch.float64)
+    ns = torch.tensor([0.0, 2.5, 3.0, -1.0], dtype=torch.float64)
+    y = Scalar(xs) ** Scalar(ns)
+    torch.testing.assert_close(y.data, torch.pow(xs, ns), rtol=0, atol=0)
+    assert y.tangents is None
+    x = seed(Scalar(xs[1:]), "x", second_order=True)
+    n = ns[1:]
+    y = x ** Scalar(n)
+    torch.testing.assert_close(y.tangents["x"][0], n * xs[1:] ** (n - 1))
+    torch.testing.assert_close(y.tangents2[("x", "x")][0, 0], n * (n - 1) * xs[1:] ** (n - 2))
+    # an exponent with tangents keeps d(x^n)/dn = x^n log x
+    m = seed(Scalar(torch.tensor([2.0, 0.5], dtype=torch.float64)), "n")
+    b = torch.tensor([1.5, 3.0], dtype=torch.float64)
+    z = Scalar(b) ** m
+    torch.testing.assert_close(z.tangents["n"][0], b**m.data * torch.log(b))

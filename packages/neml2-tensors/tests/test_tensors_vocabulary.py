@@ -106,6 +106,9 @@ def test_python_tensors_evaluate(path):
         ("linspace(Scalar(-0.1).sub_batch, Scalar(0.2).sub_batch, 12)", (12,), 1),
         ("MRP(torch.zeros(5, 3), sub_batch_ndim=1).sub_batch.retag(1)", (5, 3), 1),
         ("Scalar(torch.full((12,), 57.5), sub_batch_ndim=1)", (12,), 1),
+        ("Scalar.full(200, fill_value=0.01)", (200,), 0),
+        ("SR2.full(2, 3, fill_value=1.5)", (2, 3, 6), 0),
+        ("Vec.full(2.0, (4,), 1)", (4, 3), 1),
         ("MillerIndex(torch.tensor([1.0, 1.0, 0.0]))", (3,), 0),
         ("WR2(torch.zeros(100, 1, 3, dtype=torch.float64))", (100, 1, 3), 0),
     ],
@@ -134,3 +137,13 @@ def test_radial_return_histories():
     v = evaluate_file(path)
     assert v["times"].shape == (100, 20)
     assert v["strains"].shape == (100, 20, 6)
+
+
+def test_full_spellings_agree():
+    ours = nt.Scalar.full(0.01, (200,))
+    ref = eval("Scalar.full(200, fill_value=0.01)", namespace())
+    torch.testing.assert_close(ref.data, ours.data, rtol=0, atol=0)
+    with pytest.raises(TypeError, match="integer batch sizes"):
+        nt.Scalar.full((2, 3), fill_value=1.0)
+    with pytest.raises(TypeError, match="fill_value"):
+        nt.Scalar.full()

@@ -130,6 +130,12 @@ class TransientDriver(Driver):
         return self.typed_pairs(kind, TYPES, self._tensor_value)
 
     def _tensor_value(self, typ: type, token: str, opt: str) -> TensorWrapper:
+        try:  # a number stands for a value with every component equal to it
+            number = float(token)
+        except ValueError:
+            number = None
+        if number is not None:
+            return typ.full(number, dtype=self.ctx.dtype, device=self.ctx.device)
         if not self.ctx.has_tensor(token):
             raise self.error(f"'{token}' is not a [Tensors] name", opt)
         value = self.ctx.tensor(token, self._locations.get(opt))

@@ -83,11 +83,16 @@ def _namespace() -> dict[str, Any]:
     """What a ``[Tensors] type = Python`` expression sees (plus other [Tensors] names).
 
     The typed-tensor API (``neml2.tensors``), ``torch``, ``math``, ``np``/``numpy``
-    and, as builtins, only :data:`SAFE_BUILTINS`.
+    and, as builtins, only :data:`SAFE_BUILTINS` (and ``__import__``, for C code).
     """
     ns: dict[str, Any] = {n: getattr(tensors, n) for n in tensors.__all__}
     ns.update(torch=torch, math=math, np=np, numpy=np)
-    ns["__builtins__"] = {n: getattr(builtins, n) for n in SAFE_BUILTINS}
+    safe = {n: getattr(builtins, n) for n in SAFE_BUILTINS}
+    # C code that imports lazily (torch does, the first time some ops run) looks
+    # ``__import__`` up in the builtins of the running frame: ours. The expression
+    # itself cannot name it (``_rejected`` refuses every ``__`` name).
+    safe["__import__"] = builtins.__import__
+    ns["__builtins__"] = safe
     return ns
 
 
@@ -107,7 +112,7 @@ def _rejected(tree: ast.AST, known: Callable[[str], bool]) -> tuple[int, str] | 
             local.add(node.arg)
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             local.add(node.id)
-    found: list[tuple[int, int, str]] = []
+    found: list[tuple[int, int, int, int, str]] = []
     for node in ast.walk(tree):
         what = None
         if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
@@ -125,11 +130,13 @@ def _rejected(tree: ast.AST, known: Callable[[str], bool]) -> tuple[int, str] | 
             ):
                 what = f"'{name}' is not an allowed builtin (allowed: {', '.join(SAFE_BUILTINS)})"
         if what is not None:
-            found.append((node.lineno, node.col_offset, what))
+            # by position; of nested attributes (x.__a__.__b__) the inner one ends first
+            end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+            found.append((node.lineno, node.col_offset, *end, what))
     if not found:
         return None
-    line, _, what = min(found)
-    return line, what
+    first = min(found)
+    return first[0], first[-1]
 
 
 class InputFile:

@@ -56,6 +56,12 @@ def same_device(a: torch.device, model: torch.device) -> bool:
     return model.index is None or a.index == model.index
 
 
+def input_dtype(typ: type, dtype: torch.dtype) -> torch.dtype:
+    """The dtype an input of type *typ* must have: the model's *dtype*, or the type's own
+    storage dtype where it fixes one (``MillerIndex``: ``int64``)."""
+    return getattr(typ, "STORAGE_DTYPE", None) or dtype
+
+
 def check_placement(
     label: str, desc: str, t: torch.Tensor, dtype: torch.dtype, device: torch.device
 ) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 
-from neml2.models._inputs import as_tensor, check_names, check_placement
+from neml2.models._inputs import as_tensor, check_names, check_placement, input_dtype
 from neml2.tensors import ConvergenceError, FatalError, TensorWrapper
 
 __all__ = ["CompiledModel", "compile"]
@@ -261,12 +261,13 @@ class CompiledModel(torch.nn.Module):
         raw, subs, batches = {}, {}, {}
         for name, typ in self.input_spec.items():
             x = inputs[name]
+            want = input_dtype(typ, dtype)
             if isinstance(x, TensorWrapper):
                 sub, x = x.sub_batch_ndim, x.data
-                check_placement(label, f"input '{name}'", x, dtype, device)
+                check_placement(label, f"input '{name}'", x, want, device)
             else:
                 sub = self.sub_batch.get(name, 0)
-                x = as_tensor(label, f"input '{name}'", x, dtype, device)
+                x = as_tensor(label, f"input '{name}'", x, want, device)
             base = tuple(typ.BASE_SHAPE)
             rest = sub + len(base)
             if x.dim() < rest or tuple(x.shape[x.dim() - len(base) :]) != base:

@@ -28,7 +28,13 @@ from typing import Any, ClassVar
 
 import torch
 
-from neml2.models._inputs import as_tensor, check_names, check_placement, check_seeds
+from neml2.models._inputs import (
+    as_tensor,
+    check_names,
+    check_placement,
+    check_seeds,
+    input_dtype,
+)
 from neml2.models._schema import (
     Field,
     NonlinearParameter,
@@ -276,13 +282,14 @@ class Model(torch.nn.Module):
     def _checked_args(self, args: tuple, dtype, device) -> tuple:
         label = self._label()
         out = []
-        for name, x in zip(self.input_spec, args, strict=True):
+        for (name, typ), x in zip(self.input_spec.items(), args, strict=True):
             t = x.data if isinstance(x, TensorWrapper) else x
+            want = input_dtype(typ, dtype)
             if isinstance(t, torch.Tensor):
-                check_placement(label, f"input '{name}'", t, dtype, device)
+                check_placement(label, f"input '{name}'", t, want, device)
                 out.append(x)
             else:
-                out.append(as_tensor(label, f"input '{name}'", x, dtype, device))
+                out.append(as_tensor(label, f"input '{name}'", x, want, device))
         return tuple(out)
 
     # ------------------------------------------------------------------ calls
@@ -329,11 +336,12 @@ class Model(torch.nn.Module):
             x = inputs[name]
             if isinstance(x, TensorWrapper):
                 if checking:
-                    check_placement(label, f"input '{name}'", x.data, dtype, device)
+                    want = input_dtype(typ, dtype)
+                    check_placement(label, f"input '{name}'", x.data, want, device)
                 out.append(_typed(x, typ))
                 continue
             if checking:
-                x = as_tensor(label, f"input '{name}'", x, dtype, device)
+                x = as_tensor(label, f"input '{name}'", x, input_dtype(typ, dtype), device)
             else:
                 x = torch.as_tensor(x)
             base = tuple(typ.BASE_SHAPE)

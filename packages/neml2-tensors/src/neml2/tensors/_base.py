@@ -414,6 +414,11 @@ class TensorWrapper:
                 return self._unary_dual(lambda d: d * d)
             return self._unary_dual(lambda d: T.pow_const(d, n))
         if isinstance(other, TensorWrapper) and other._is_scalar:
+            if self._is_scalar and other.tangents is None:
+                # a constant exponent (e.g. a parameter): torch.pow, exact where exp(n log x)
+                # is not (0 ** 0 = 1, negative bases with integral exponents)
+                (a, b), S = self._binary(other, "**")
+                return type(self)._from_dual(T.pow_const(a, b.p), S)
             from neml2.tensors._functions import exp, log
 
             return exp(other * log(self))

@@ -26,6 +26,10 @@ def _opts(dtype, device, like: TensorWrapper | None = None):
     return dtype or torch.get_default_dtype(), device
 
 
+#: an argument that was not passed
+_UNSET: Any = object()
+
+
 def _shape(batch_shape) -> tuple[int, ...]:
     if isinstance(batch_shape, int):
         return (batch_shape,)
@@ -40,14 +44,37 @@ class FactoryMixin:
     @classmethod
     def full(
         cls,
-        value: float,
-        batch_shape: Sequence[int] | int = (),
-        sub_batch_ndim: int = 0,
-        *,
+        value: Any = _UNSET,
+        batch_shape: Any = _UNSET,
+        sub_batch_ndim: Any = _UNSET,
+        *sizes: int,
+        fill_value: float | None = None,
         dtype: torch.dtype | None = None,
         device: torch.device | str | None = None,
     ):
-        """Every component equal to ``value``: shape ``(*batch_shape, *base)``."""
+        """``full(value, batch_shape=(), sub_batch_ndim=0)``: every component equal to
+        ``value``, shape ``(*batch_shape, *base)``.
+
+        ``full(*batch, fill_value=value)``, the reference library's spelling with the
+        batch sizes positional (``Scalar.full(200, fill_value=0.01)``), is accepted too.
+        """
+        given = [a for a in (value, batch_shape, sub_batch_ndim) if a is not _UNSET]
+        if fill_value is not None:
+            batch = (*given, *sizes)
+            if not all(isinstance(s, int) and not isinstance(s, bool) for s in batch):
+                raise TypeError(
+                    f"{cls.__name__}.full(*batch, fill_value=...) takes integer batch sizes, "
+                    f"got {batch}"
+                )
+            value, batch_shape, sub_batch_ndim = fill_value, batch, 0
+        else:
+            if value is _UNSET or sizes:
+                raise TypeError(
+                    f"{cls.__name__}.full takes (value, batch_shape=(), sub_batch_ndim=0) "
+                    "or (*batch, fill_value=value)"
+                )
+            batch_shape = () if batch_shape is _UNSET else batch_shape
+            sub_batch_ndim = 0 if sub_batch_ndim is _UNSET else sub_batch_ndim
         dtype, device = _opts(dtype, device)
         shape = _shape(batch_shape) + tuple(cls.BASE_SHAPE)
         return cls(torch.full(shape, value, dtype=dtype, device=device), sub_batch_ndim)

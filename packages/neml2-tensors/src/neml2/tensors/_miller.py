@@ -17,6 +17,8 @@ class MillerIndex(TensorWrapper, FactoryMixin):
 
     BASE_SHAPE = (3,)
     _base_ndim = 1
+    #: the storage dtype, fixed by the type (not the model's floating dtype)
+    STORAGE_DTYPE = torch.int64
 
     @classmethod
     def _coerce(cls, t: torch.Tensor) -> torch.Tensor:

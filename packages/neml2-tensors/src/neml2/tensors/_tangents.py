@@ -234,8 +234,8 @@ def log(x: Dual) -> Dual:
     return x.unary(torch.log, lambda x, y: 1.0 / x, lambda x, y: -1.0 / (x * x))
 
 
-def pow_const(x: Dual, n: float) -> Dual:
-    """``x**n`` for a constant exponent."""
+def pow_const(x: Dual, n: float | torch.Tensor) -> Dual:
+    """``x**n`` for a constant exponent (a number, or a tensor broadcasting with ``x``)."""
     return x.unary(
         lambda x: torch.pow(x, n),
         lambda x, y: n * torch.pow(x, n - 1),

@@ -155,4 +155,3 @@ class SR2IntermediateSum(IntermediateSum):
 class SR2IntermediateDiff(IntermediateDiff):
     __doc__ = IntermediateDiff.__doc__
     fields = (*_fields(SR2, "difference"), _REDUCES)
-

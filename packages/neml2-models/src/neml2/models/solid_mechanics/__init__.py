@@ -7,6 +7,7 @@ from neml2.models.solid_mechanics import (
     elasticity,
     elasticity_tensors,
     plasticity,
+    thermal_annealing,
     traction_separation,
     viscoelasticity,
 )
@@ -17,6 +18,7 @@ __all__ = [
     "elasticity",
     "elasticity_tensors",
     "plasticity",
+    "thermal_annealing",
     "traction_separation",
     "viscoelasticity",
 ]

@@ -60,6 +60,7 @@ __all__ = [
     "hardening",
     "kinematics",
     "resolved_shear",
+    "slip_interaction",
     "slip_rule",
     "strength",
 ]

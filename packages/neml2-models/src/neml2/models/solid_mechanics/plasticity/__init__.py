@@ -4,8 +4,10 @@ from neml2.models.solid_mechanics.plasticity import (
     flow,
     isotropic_hardening,
     kinematic_hardening,
+    kocks_mecking,
     mandel_stress,
     normality,
+    porosity,
     viscoplasticity,
     yield_function,
 )
@@ -50,8 +52,10 @@ __all__ = [
     "flow",
     "isotropic_hardening",
     "kinematic_hardening",
+    "kocks_mecking",
     "mandel_stress",
     "normality",
+    "porosity",
     "viscoplasticity",
     "yield_function",
 ]

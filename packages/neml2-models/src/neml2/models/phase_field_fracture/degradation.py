@@ -1,0 +1,70 @@
+"""Degradation functions ``g(d)`` multiplying the active strain energy density."""
+
+from __future__ import annotations
+
+import math
+
+from neml2.models._model import Model
+from neml2.models._registry import register
+from neml2.models._schema import input, option, output, parameter
+from neml2.tensors import Scalar
+
+
+class DegradationFunction(Model):
+    """Base: ``g = ĝ(d) (1 - η) + η`` with the residual stiffness ``η`` (option ``eta``)."""
+
+    fields = (
+        input("phase", Scalar, doc="phase-field variable d"),
+        output("degradation", Scalar, doc="value g of the degradation function"),
+        parameter("power", Scalar, doc="power p of (1 - d)"),
+        option("eta", float, 0.0, doc="residual degradation η, the value of g at d = 1"),
+    )
+
+    def setup(self) -> None:
+        eta = self.opts["eta"]
+        if not (math.isfinite(eta) and 0.0 <= eta < 1.0):
+            raise self.error(f"eta = {eta} must lie in [0, 1)", "eta")
+
+    def profile(self, d: Scalar) -> Scalar:
+        """``ĝ(d)``, equal to 1 at d = 0 and 0 at d = 1."""
+        raise NotImplementedError
+
+    def forward(self, d: Scalar) -> Scalar:
+        eta = self.opts["eta"]
+        g = self.profile(d)
+        return g if eta == 0.0 else g * (1.0 - eta) + eta
+
+
+@register()
+class PowerDegradationFunction(DegradationFunction):
+    """Power degradation ``g = (1 - d)ᵖ (1 - η) + η``.
+
+    ``d`` (``phase``), ``g`` (``degradation``) and the power ``p`` are Scalars
+    ``(*B,)``; ``η`` (``eta``, default 0) is the residual degradation at ``d = 1``.
+    """
+
+    def profile(self, d: Scalar) -> Scalar:
+        return (1.0 - d) ** self.param("power")
+
+
+@register()
+class RationalDegradationFunction(DegradationFunction):
+    """Rational degradation ``g = (1 - d)ᵖ / ((1 - d)ᵖ + Q(d)) (1 - η) + η`` with
+    ``Q(d) = b₁ d (1 + b₂ d + b₂ b₃ d²)``.
+
+    ``d`` (``phase``), ``g`` (``degradation``), the power ``p`` and the fitting
+    parameters ``b₁, b₂, b₃`` are Scalars ``(*B,)``; ``η`` (``eta``, default 0) is
+    the residual degradation at ``d = 1``.
+    """
+
+    fields = (
+        parameter("b1", Scalar, doc="fitting parameter b₁"),
+        parameter("b2", Scalar, doc="fitting parameter b₂"),
+        parameter("b3", Scalar, doc="fitting parameter b₃"),
+    )
+
+    def profile(self, d: Scalar) -> Scalar:
+        b2 = self.param("b2")
+        q = self.param("b1") * d * (1.0 + b2 * d * (1.0 + self.param("b3") * d))
+        f = (1.0 - d) ** self.param("power")
+        return f / (f + q)

@@ -1,0 +1,99 @@
+"""Elastic strain energy density split into the part that drives fracture (active)
+and the part that does not (inactive)."""
+
+from __future__ import annotations
+
+from neml2.models._model import Model
+from neml2.models._registry import register
+from neml2.models._schema import input, option, output, parameter
+from neml2.models.solid_mechanics.elasticity import (
+    COEFFICIENTS,
+    bulk_shear,
+    check_elastic_constants,
+)
+from neml2.tensors import SR2, Scalar, macaulay
+
+#: decomposition -> what it does
+DECOMPOSITIONS = {
+    "NONE": "the whole energy is active",
+    "VOLDEV": "compressive volumetric energy is inactive",
+}
+
+
+@register()
+class LinearIsotropicStrainEnergyDensity(Model):
+    """Linear isotropic elastic strain energy density ``ψ = ½ K tr(ε)² + G dev(ε):dev(ε)``,
+    split into an active part ``ψ⁺`` (degraded by the phase field) and an inactive part
+    ``ψ⁻``:
+
+    * ``decomposition = NONE``: ``ψ⁺ = ψ``, ``ψ⁻ = 0``;
+    * ``decomposition = VOLDEV``: ``ψ⁺ = ½ K ⟨tr ε⟩₊² + G dev(ε):dev(ε)``,
+      ``ψ⁻ = ½ K ⟨-tr ε⟩₊²`` (compression does not drive fracture).
+
+    ``K, G`` follow from any two of Young's modulus, Poisson's ratio, bulk modulus,
+    shear modulus and Lamé's λ (``coefficients`` / ``coefficient_types``).
+    Shapes: strain ``(*B, 6)`` Mandel; ``ψ⁺, ψ⁻`` Scalars ``(*B,)``.
+    """
+
+    fields = (
+        input("strain", SR2, doc="(elastic) strain ε"),
+        output("active_strain_energy_density", Scalar, doc="active part ψ⁺"),
+        output("inactive_strain_energy_density", Scalar, doc="inactive part ψ⁻"),
+        parameter("coefficients", Scalar, many=True, doc="the two elastic coefficients"),
+        option(
+            "coefficient_types",
+            str,
+            many=True,
+            choices=tuple(COEFFICIENTS),
+            doc="what each coefficient is",
+        ),
+        option(
+            "decomposition",
+            str,
+            "NONE",
+            doc="energy split: NONE (all active) or VOLDEV (volumetric compression inactive)",
+        ),
+    )
+
+    def setup(self) -> None:
+        kind = self.opts["decomposition"]
+        if kind not in DECOMPOSITIONS:
+            extra = " (SPECTRAL is not implemented)" if kind == "SPECTRAL" else ""
+            raise self.error(
+                f"decomposition = '{kind}' is not one of {', '.join(DECOMPOSITIONS)}{extra}",
+                "decomposition",
+            )
+        coefs, types = self.opts["coefficients"], self.opts["coefficient_types"]
+        if len(coefs) != 2 or len(types) != 2:
+            raise self.error(
+                f"needs exactly two coefficients and two coefficient_types, got "
+                f"{len(coefs)} and {len(types)}",
+                "coefficients",
+            )
+        names = [COEFFICIENTS[t] for t in types]
+        if len(set(names)) != 2:
+            raise self.error(
+                f"coefficient_types repeat a type: {' '.join(types)}", "coefficient_types"
+            )
+        try:
+            bulk_shear(dict.fromkeys(names, Scalar(1.0)))
+        except ValueError as e:
+            raise self.error(str(e), "coefficient_types") from e
+        check_elastic_constants(
+            types,
+            coefs,
+            lambda message: self.error(f"option 'coefficients': {message}", "coefficients"),
+        )
+        self._coef_names = names
+        for n, c in zip(names, coefs, strict=True):
+            self.declare_parameter(n, Scalar, c)
+
+    def forward(self, strain: SR2) -> tuple[Scalar, Scalar]:
+        K, G = bulk_shear({n: self.param(n) for n in self._coef_names})
+        e = strain.dev()
+        shear = G * e.inner(e)
+        t = strain.tr()
+        if self.opts["decomposition"] == "NONE":
+            return 0.5 * K * t * t + shear, 0.0 * t
+        tp, tn = macaulay(t), macaulay(-t)
+        return 0.5 * K * tp * tp + shear, 0.5 * K * tn * tn
