@@ -55,7 +55,7 @@ def test_channel_geometry_clamps_the_open_fraction():
     )
     ri = out["inner_radius"]
     assert ri[0] > 0 and torch.isfinite(ri).all()  # 1 - 0.6 - 0.5 < 0: clamped to eps
-    assert jac["inner_radius"]["product_fraction"][0, 0] == 0.0
+    assert jac["inner_radius"]["product_fraction"][0] == 0.0
     torch.testing.assert_close(ri[1], torch.tensor(0.7, dtype=T).sqrt())
 
 

@@ -46,7 +46,7 @@ def test_rational_degradation_formula_and_slope():
     out, jac = m.jacobian({"phase": d.detach()})
     torch.testing.assert_close(out["degradation"], ref.detach())
     (grad,) = torch.autograd.grad(ref.sum(), d)
-    torch.testing.assert_close(jac["degradation"]["phase"].diagonal(), grad)
+    torch.testing.assert_close(jac["degradation"]["phase"], grad)
 
 
 def test_voldev_split_adds_up_to_the_whole_energy():
@@ -77,7 +77,7 @@ def test_bad_options_name_the_option(tmp_path):
             coefficient_types = 'YOUNGS_MODULUS POISSONS_RATIO'
             """,
         )
-    with pytest.raises(FatalError, match=r"input\.i:4.*eta"):
+    with pytest.raises(FatalError, match=r"input\.i:5.*eta"):
         _model(tmp_path, "type = PowerDegradationFunction\npower = 2\neta = 1.5\n")
     with pytest.raises(FatalError, match="coefficients"):
         LinearIsotropicStrainEnergyDensity(

@@ -9,7 +9,7 @@
     model = 'model'
     input_Scalar_names = 'isotropic_hardening'
     input_Scalar_values = 'h'
-    output_Scalar_names = 'isotropic_hardening_recovery_rate'
+    output_Scalar_names = 'isotropic_hardening_rate'
     output_Scalar_values = 'h_rate'
     check_second_derivatives = true
   []

@@ -10,7 +10,7 @@
     model = 'model'
     input_SR2_names = 'back_stress'
     input_SR2_values = 'X'
-    output_SR2_names = 'back_stress_recovery_rate'
+    output_SR2_names = 'back_stress_rate'
     output_SR2_values = 'X_rate'
     check_second_derivatives = true
   []

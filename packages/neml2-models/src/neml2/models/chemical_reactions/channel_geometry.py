@@ -12,8 +12,9 @@ from neml2.tensors import Scalar, clamp, sqrt
 
 @register()
 class CylindricalChannelGeometry(Model):
-    """Dimensionless radii of a cylindrical channel through a solid, lined by a product:
-    ``ri = sqrt(1 - φs - φp)``, ``ro = sqrt(1 - φs)``.
+    """Channel radii ``ri = sqrt(1 - φs - φp)``, ``ro = sqrt(1 - φs)``.
+
+    Dimensionless radii of a cylindrical channel through a solid, lined by a product.
 
     ``φs`` (``solid_fraction``) and ``φp`` (``product_fraction``) are the volume
     fractions of the solid and of the product; ``ri`` (``inner_radius``) bounds the

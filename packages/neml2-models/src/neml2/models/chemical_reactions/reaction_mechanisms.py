@@ -55,8 +55,9 @@ class AvramiErofeevNucleation(ReactionMechanism):
 
 @register()
 class DiffusionLimitedReaction(Model):
-    """Diffusion-limited reaction of a cylindrical shrinking-core product:
-    ``α̇ = 2 D Rl Rs / ω · ro / (ro - ri + δ)``.
+    """Diffusion-limited reaction rate ``α̇ = 2 D Rl Rs / ω · ro / (ro - ri + δ)``.
+
+    The product of a cylindrical shrinking core grows by diffusion through it.
 
     ``ri`` (``product_inner_radius``) and ``ro`` (``solid_inner_radius``) are the
     dimensionless radii bounding the product layer, ``Rl``, ``Rs`` the reactivities

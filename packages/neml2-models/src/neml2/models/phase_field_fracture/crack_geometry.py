@@ -19,8 +19,11 @@ _FIELDS = (
 
 @register()
 class CrackGeometricFunctionAT1(Model):
-    """AT-1 crack geometric function ``α = d`` (``c0 = 8/3``: an elastic stage before
-    damage starts). ``d`` (``phase``) and ``α`` (``crack``) are Scalars ``(*B,)``."""
+    """AT-1 crack geometric function ``α = d``.
+
+    ``c0 = 8/3``: an elastic stage before damage starts. ``d`` (``phase``) and ``α``
+    (``crack``) are Scalars ``(*B,)``.
+    """
 
     fields = _FIELDS
 
@@ -30,8 +33,11 @@ class CrackGeometricFunctionAT1(Model):
 
 @register()
 class CrackGeometricFunctionAT2(Model):
-    """AT-2 crack geometric function ``α = d²`` (``c0 = 2``: damage from the onset of
-    loading). ``d`` (``phase``) and ``α`` (``crack``) are Scalars ``(*B,)``."""
+    """AT-2 crack geometric function ``α = d²``.
+
+    ``c0 = 2``: damage from the onset of loading. ``d`` (``phase``) and ``α``
+    (``crack``) are Scalars ``(*B,)``.
+    """
 
     fields = _FIELDS
 

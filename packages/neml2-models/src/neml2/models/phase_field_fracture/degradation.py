@@ -49,7 +49,8 @@ class PowerDegradationFunction(DegradationFunction):
 
 @register()
 class RationalDegradationFunction(DegradationFunction):
-    """Rational degradation ``g = (1 - d)ᵖ / ((1 - d)ᵖ + Q(d)) (1 - η) + η`` with
+    """Rational degradation ``g = f / (f + Q(d)) (1 - η) + η`` with ``f = (1 - d)ᵖ``.
+
     ``Q(d) = b₁ d (1 + b₂ d + b₂ b₃ d²)``.
 
     ``d`` (``phase``), ``g`` (``degradation``), the power ``p`` and the fitting

@@ -22,9 +22,10 @@ DECOMPOSITIONS = {
 
 @register()
 class LinearIsotropicStrainEnergyDensity(Model):
-    """Linear isotropic elastic strain energy density ``ψ = ½ K tr(ε)² + G dev(ε):dev(ε)``,
-    split into an active part ``ψ⁺`` (degraded by the phase field) and an inactive part
-    ``ψ⁻``:
+    """Isotropic strain energy ``ψ = ½ K tr(ε)² + G dev(ε):dev(ε)`` split as ``ψ⁺ + ψ⁻``.
+
+    The active part ``ψ⁺`` is degraded by the phase field, the inactive part ``ψ⁻``
+    is not:
 
     * ``decomposition = NONE``: ``ψ⁺ = ψ``, ``ψ⁻ = 0``;
     * ``decomposition = VOLDEV``: ``ψ⁺ = ½ K ⟨tr ε⟩₊² + G dev(ε):dev(ε)``,

@@ -45,8 +45,10 @@ class ExponentialLawPermeability(PorosityPermeabilityRelation):
 
 @register()
 class KozenyCarmanPermeability(PorosityPermeabilityRelation):
-    """Kozeny-Carman law ``K = K0 (φ / (1 - φ))ⁿ / (φ0 / (1 - φ0))ᵐ``; all Scalars
-    ``(*B,)``."""
+    """Kozeny-Carman law ``K = K0 (φ / (1 - φ))ⁿ / (φ0 / (1 - φ0))ᵐ``.
+
+    All Scalars ``(*B,)``.
+    """
 
     fields = (
         parameter("n", Scalar, doc="shape parameter n (exponent of the porosity)"),

@@ -10,9 +10,12 @@ from neml2.models.solid_mechanics.crystal_plasticity import (
     dislocation,
     hardening,
     kinematics,
+    linear_hardening,
+    orientation,
     resolved_shear,
     slip_interaction,
     slip_rule,
+    spatial_velocity,
     strength,
 )
 from neml2.models.solid_mechanics.crystal_plasticity.crystal_geometry import (
@@ -59,8 +62,11 @@ __all__ = [
     "dislocation",
     "hardening",
     "kinematics",
+    "linear_hardening",
+    "orientation",
     "resolved_shear",
     "slip_interaction",
     "slip_rule",
+    "spatial_velocity",
     "strength",
 ]

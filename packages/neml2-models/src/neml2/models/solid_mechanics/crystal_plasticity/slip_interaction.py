@@ -42,4 +42,6 @@ class SlipSystemElasticInteraction(CrystalModel):
         M = SR2(self.schmid_sym, 1)
         CM = self.param("elastic_stiffness_tensor") @ M
         A = M.sub_batch.unsqueeze(-1).inner(CM.sub_batch.unsqueeze(-2))
-        return (t - t_old) * A
+        # the two slip axes come after any sub-batch axes of the inputs (e.g. grains)
+        dt = (t - t_old).sub_batch.unsqueeze(-1).sub_batch.unsqueeze(-1)
+        return dt * A

@@ -3,6 +3,7 @@
 from neml2.models.solid_mechanics.plasticity import (
     flow,
     isotropic_hardening,
+    j2,
     kinematic_hardening,
     kocks_mecking,
     mandel_stress,
@@ -51,6 +52,7 @@ __all__ = [
     "YieldFunction",
     "flow",
     "isotropic_hardening",
+    "j2",
     "kinematic_hardening",
     "kocks_mecking",
     "mandel_stress",

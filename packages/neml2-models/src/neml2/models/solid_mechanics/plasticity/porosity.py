@@ -1,4 +1,5 @@
-"""Porous plasticity: the Gurson-Tvergaard-Needleman yield surface and void growth."""
+"""Porous plasticity: the Gurson-Tvergaard-Needleman yield surface, void growth and the
+sintering stress."""
 
 from __future__ import annotations
 
@@ -70,3 +71,24 @@ class GursonCavitation(Model):
 
     def forward(self, plastic_strain_rate: SR2, void_fraction: Scalar) -> Scalar:
         return (1.0 - void_fraction) * tr(plastic_strain_rate)
+
+
+@register()
+class OlevskySinteringStress(Model):
+    """Olevsky-Skorohod sintering stress ``σ_s = 3 γ φ² / r``.
+
+    ``γ`` is the surface tension, ``r`` the particle radius and ``φ`` the void
+    fraction; used with porous yield functions such as ``GTNYieldFunction``. Scalars
+    ``(*B)``.
+    """
+
+    fields = (
+        input("void_fraction", Scalar, doc="void fraction φ"),
+        output("sintering_stress", Scalar, doc="sintering stress σ_s"),
+        parameter("surface_tension", Scalar, doc="surface tension γ"),
+        parameter("particle_radius", Scalar, doc="particle radius r"),
+    )
+
+    def forward(self, void_fraction: Scalar) -> Scalar:
+        gamma, r = self.param("surface_tension"), self.param("particle_radius")
+        return 3.0 * gamma * void_fraction**2 / r
