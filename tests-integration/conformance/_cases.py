@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import _fixtures  # noqa: F401  (registers the test-only models the reference inputs name)
+
 import neml2.drivers  # noqa: F401  (registers the drivers)
 from neml2.models import load_input
 

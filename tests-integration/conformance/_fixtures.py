@@ -101,7 +101,7 @@ class TabulatedPolynomialModel(Model):
         out = []
         for k in range(A0.shape[-1]):
             cell = Scalar(A0[..., k], 2)
-            for l, x in enumerate(xs):
-                cell = cell + Scalar(A1[..., k, l], 2) * x + Scalar(A2[..., k, l], 2) * (x * x)
+            for j, x in enumerate(xs):
+                cell = cell + Scalar(A1[..., k, j], 2) * x + Scalar(A2[..., k, j], 2) * (x * x)
             out.append((tiles * cell).sub_batch.sum(-1).sub_batch.sum(-1))
         return tuple(out)

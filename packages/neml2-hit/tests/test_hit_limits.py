@@ -297,3 +297,10 @@ def test_check_reports_unclosed_section_at_its_header(tmp_path, capsys):
     f.write_text("[Models]\n  [a]\n    x = 1\n  []\n  [b]\n    y = 2\n[]\n[Tensors]\n[]\n")
     assert main(["check", str(f)]) == 1
     assert capsys.readouterr().err.startswith(f"{f}:5:3: error: section 'b' is never closed")
+
+
+def test_a_nul_in_a_file_name_is_an_error_not_a_crash():
+    with pytest.raises(HitIncludeError, match=r"x\.i:1:1: invalid file name 'a\\x00b'"):
+        hit.parse('!include "a\0b"\n', "x.i")
+    with pytest.raises(HitIncludeError, match="cannot read"):
+        hit.parse_file("a\0b")

@@ -243,7 +243,7 @@ def test_dislocation_models():
 
 
 def test_renamed_variables_and_bad_options(tmp_path):
-    m = ResolvedShear(crystal_geometry=CRYSTAL, stress="cauchy_stress", orientation="Q")
+    m = ResolvedShear(crystal_geometry=CRYSTAL, stress="cauchy_stress", orientation_matrix="Q")
     assert m.input_names == ["cauchy_stress", "Q"]
     with pytest.raises(FatalError, match="unknown option"):
         PowerLawSlipRule(n=5.0, gamma0=1.0, exponent=3.0)

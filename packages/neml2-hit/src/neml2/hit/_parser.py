@@ -83,8 +83,9 @@ def _read(path: str, at: Location | None, limit: int) -> str:
         fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         raise HitIncludeError(where, f"file not found: '{path}'") from None
-    except OSError as e:
-        raise HitIncludeError(where, f"cannot read '{path}': {e.strerror or e}") from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the name
+        reason = getattr(e, "strerror", None) or e
+        raise HitIncludeError(where, f"cannot read '{path}': {reason}") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -339,6 +340,8 @@ def _include(
     resolved = os.path.normpath(resolved)
     if len(includes) >= MAX_INCLUDE_DEPTH:
         raise HitIncludeError(at, f"includes nested too deeply (limit {MAX_INCLUDE_DEPTH})")
+    if "\0" in resolved:
+        raise HitIncludeError(at, f"invalid file name {path!r} (it contains a NUL character)")
     key = os.path.realpath(resolved)
     if key in includes:
         chain = " -> ".join([*(os.path.basename(i) for i in includes), os.path.basename(key)])

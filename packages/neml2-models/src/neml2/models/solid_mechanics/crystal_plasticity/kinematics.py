@@ -21,7 +21,7 @@ class PlasticDeformationRate(CrystalModel):
 
     fields = (
         output("plastic_deformation_rate", SR2, doc="plastic deformation rate dᵖ"),
-        input("orientation", R2, "orientation_matrix", doc="orientation (rotation) matrix Q"),
+        input("orientation_matrix", R2, doc="orientation (rotation) matrix Q"),
         input("slip_rates", Scalar, doc="per-slip slip rates"),
     )
 
@@ -40,7 +40,7 @@ class PlasticVorticity(CrystalModel):
 
     fields = (
         output("plastic_vorticity", WR2, doc="plastic vorticity wᵖ"),
-        input("orientation", R2, "orientation_matrix", doc="orientation (rotation) matrix Q"),
+        input("orientation_matrix", R2, doc="orientation (rotation) matrix Q"),
         input("slip_rates", Scalar, doc="per-slip slip rates"),
     )
 

@@ -22,7 +22,7 @@ class ResolvedShear(CrystalModel):
     fields = (
         output("resolved_shears", Scalar, doc="per-slip resolved shear stresses"),
         input("stress", SR2, doc="Cauchy stress"),
-        input("orientation", R2, "orientation_matrix", doc="orientation (rotation) matrix Q"),
+        input("orientation_matrix", R2, doc="orientation (rotation) matrix Q"),
     )
 
     def setup(self) -> None:
