@@ -1,17 +1,15 @@
-"""Every ``[Tensors] type = Python`` expression of the conformance inputs evaluates.
+"""The typed-tensor vocabulary of ``[Tensors] type = Python`` expressions.
 
-The expressions are read with a small regex-based reader (not a HIT parser) and
-evaluated in the namespace the conformance README promises: the typed classes and
-functions of ``neml2.tensors``, ``torch``, ``math``, ``np``, plus the other ``[Tensors]``
-names of the same file.
+The spellings the reference library's inputs use (``SR2.fill``, ``.dynamic_batch.expand``,
+``.sub_batch.retag``, ``Type.full(*batch, fill_value=)``, ...), evaluated in the namespace
+the conformance README promises: ``neml2.tensors``, ``torch``, ``math``, ``np``. Every
+expression of every conformance input is evaluated through the real HIT loader by
+``tests-integration/conformance`` (a case whose expression fails does not pass).
 """
 
 from __future__ import annotations
 
 import math
-import os
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,80 +17,12 @@ import torch
 
 import neml2.tensors as nt
 
-CONFORMANCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "conformance"
-CONFORMANCE = CONFORMANCE.resolve()
-if not CONFORMANCE.is_dir() and os.environ.get("NEML2_CONFORMANCE_DIR"):  # other layouts
-    CONFORMANCE = Path(os.environ["NEML2_CONFORMANCE_DIR"])
-
-_SECTION = re.compile(r"^\[Tensors\][^\n]*\n(?P<body>.*?)^\[\]", re.M | re.S)
-_BLOCK = re.compile(r"^\s*\[(?P<name>[^\]\s]+)\]\s*$(?P<body>.*?)^\s*\[\]\s*$", re.M | re.S)
-_TYPE = re.compile(r"^\s*type\s*=\s*(\S+)", re.M)
-_EXPR = re.compile(r"^\s*expr\s*=\s*(?:'''(?P<tq>.*?)'''|'(?P<sq>[^']*)')", re.M | re.S)
-
-
-def python_tensors(text: str) -> dict[str, str]:
-    """``{name: expression}`` of the ``type = Python`` blocks of one input file."""
-    out: dict[str, str] = {}
-    m = _SECTION.search(text)
-    if not m:
-        return out
-    for b in _BLOCK.finditer(m.group("body")):
-        t = _TYPE.search(b.group("body"))
-        if not t or t.group(1) != "Python":
-            continue
-        e = _EXPR.search(b.group("body"))
-        assert e, f"no expr in block {b.group('name')}"
-        out[b.group("name")] = (
-            e.group("tq") if e.group("tq") is not None else e.group("sq")
-        ).strip()
-    return out
-
 
 def namespace() -> dict:
+    """The namespace ``[Tensors] type = Python`` expressions see (less the other tensors)."""
     ns = {name: getattr(nt, name) for name in nt.__all__}
     ns.update(torch=torch, math=math, np=np)
     return ns
-
-
-def evaluate_file(path: Path) -> dict[str, object]:
-    exprs = python_tensors(path.read_text())
-    ns = namespace()
-    values: dict[str, object] = {}
-    pending = dict(exprs)
-    while pending:
-        progress = False
-        for name, expr in list(pending.items()):
-            try:
-                values[name] = eval(expr, ns, dict(values))
-            except NameError as e:
-                if e.name in pending:  # depends on a later block
-                    continue
-                raise
-            del pending[name]
-            progress = True
-        assert progress, f"unresolvable [Tensors] references in {path}: {sorted(pending)}"
-    return values
-
-
-FILES = sorted(p for p in CONFORMANCE.rglob("*.i") if "type = Python" in p.read_text())
-
-
-def test_found_the_conformance_inputs():
-    assert len(FILES) >= 40
-    n = sum(len(python_tensors(p.read_text())) for p in FILES)
-    assert n >= 150
-
-
-@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(CONFORMANCE)) for p in FILES])
-def test_python_tensors_evaluate(path):
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    try:
-        values = evaluate_file(path)
-    finally:
-        torch.set_default_dtype(old)
-    for name, v in values.items():
-        assert isinstance(v, nt.TensorWrapper), (name, type(v))
 
 
 @pytest.mark.parametrize(
@@ -126,17 +56,6 @@ def test_fill_values_follow_neml2():
     )
     m = eval("MillerIndex(torch.tensor([1.0, 1.0, 0.0]))", namespace())
     assert m.dtype == torch.int64
-
-
-def test_radial_return_histories():
-    path = (
-        CONFORMANCE / "regression/solid_mechanics/rate_independent_plasticity/radial_return/model.i"
-    )
-    if not path.exists():
-        pytest.skip("input not present")
-    v = evaluate_file(path)
-    assert v["times"].shape == (100, 20)
-    assert v["strains"].shape == (100, 20, 6)
 
 
 def test_full_spellings_agree():
