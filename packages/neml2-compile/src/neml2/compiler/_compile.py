@@ -14,7 +14,9 @@ options that shape it, the target and the torch version, so an unchanged model
 recompiles in the seconds an export takes. When the model comes from an input file
 (``compile_file``), a *source key* (the rendered input, every parameter's bytes, the
 neml2 Python sources, the options) remembers which graph key it exported to, so an
-unchanged model skips even the export.
+unchanged model skips even the export. Each entry has a manifest (size and sha256 of
+its ``.pt2``, written last): an entry that does not match it is recompiled with a
+warning, never copied into an artifact.
 """
 
 from __future__ import annotations
