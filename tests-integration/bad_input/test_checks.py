@@ -156,6 +156,18 @@ def _row(rid, driver, exit_code, fragment, gold_edit=None, csv_edit=None, regex=
     )
 
 
+def _steps_row(rid, exit_code, fragment, steps, csv_edit=None):
+    """A Verification run restricted to ``time_steps = steps``."""
+    files, prepare = _files(csv_edit=csv_edit)
+    override = f"Drivers/verification/time_steps='{steps}'"
+    argv = ("t.i", "verification", override, "--quiet")
+    return Cli(rid, run_main, argv, exit_code, fragment, files=files, prepare=prepare)
+
+
+def _drop_first(rows):
+    del rows[0]
+
+
 def _nan_row(rows):
     rows[2][1] = "nan"
 
@@ -374,6 +386,12 @@ ROWS = [
         csv_edit=lambda rows: rows[1].__setitem__(1, "1.0"),
     ),
     _row("verification-passes-when-right", "verification", 0, "worst max |error|"),
+    _steps_row("verification-step-beyond-run", 1, "step(s) [4] outside the run's steps", "1 4"),
+    _steps_row("verification-step-negative", 1, "step(s) [-1] outside the run's steps", "-1"),
+    _steps_row("verification-steps-vs-reference", 1, "needs one entry per listed step", "1 2"),
+    _steps_row("verification-step-zero", 1, "step(s) [0] outside the run's steps 1 .. 3", "0 2"),
+    _steps_row("verification-listed-steps-wrong", 1, "at step 2", "2 1 3", _drop_first),
+    _steps_row("verification-listed-steps-pass", 0, "over 3 of 3 steps", "1 2 3", _drop_first),
 ]
 
 

@@ -211,7 +211,7 @@ def test_python_numbers_take_the_model_dtype(model):
     ref = model.forward({"strain": torch.tensor(e, dtype=torch.float64)})["stress"]
     assert out.dtype == torch.float64 and torch.equal(out, ref)
     with pytest.raises(FatalError, match=r"input 'strain' has dtype torch\.float32"):
-        model.forward({"strain": torch.tensor(e).numpy()})  # numpy: its own dtype, checked
+        model.forward({"strain": torch.tensor(e, dtype=torch.float32).numpy()})  # numpy: checked
 
 
 def test_float32_model_takes_float32_only():

@@ -88,7 +88,14 @@ class TransientRegression(_Checks):
 
 @register()
 class Verification(_Checks):
-    """Run a TransientDriver and compare outputs at every step with reference tensors."""
+    """Run a TransientDriver and compare outputs with reference tensors.
+
+    By default every step after the initial state is compared: a reference holds the
+    steps first (entry ``k`` for step ``k``). ``time_steps`` lists the steps to compare
+    instead (indices into ``prescribed_time``, 1 the first step); a reference then
+    holds one entry per listed step, in order, or, for a single listed step, just
+    that step's value (no step axis).
+    """
 
     fields = (
         option("driver", str, doc="the TransientDriver block"),
@@ -102,7 +109,30 @@ class Verification(_Checks):
         ),
         option("rtol", float, 1e-5, doc="relative tolerance"),
         option("atol", float, 1e-8, doc="absolute tolerance"),
+        option(
+            "time_steps",
+            int,
+            (),
+            many=True,
+            doc="steps to compare (default: every step after the initial state)",
+        ),
     )
+
+    def _steps(self, driver: TransientDriver) -> list[int] | None:
+        """The listed ``time_steps``, checked against the run's step count."""
+        steps = list(self.opts["time_steps"])
+        if not steps:
+            return None
+        times = self.ctx.tensor(
+            driver.opts["prescribed_time"], driver._locations.get("prescribed_time")
+        )
+        n = int(times.data.shape[0]) if isinstance(times, TensorWrapper) and times.batch_ndim else 1
+        bad = [k for k in steps if not 1 <= k < n]
+        if bad:
+            raise self.error(f"step(s) {bad} outside the run's steps 1 .. {n - 1}", "time_steps")
+        if len(set(steps)) != len(steps):
+            raise self.error(f"a step is listed twice in {steps}", "time_steps")
+        return steps
 
     def run(self) -> bool:
         checks = []
@@ -119,27 +149,43 @@ class Verification(_Checks):
                 checks.append((n, ref))
         if not checks:
             raise self.error("no <Type>_names / <Type>_values given: nothing to verify", "driver")
+        driver = self._driver()
+        listed = self._steps(driver)
         for n, ref in checks:
-            if ref.data.dim() == 0 or ref.data.shape[0] < 2:
+            if listed is None and (ref.data.dim() == 0 or ref.data.shape[0] < 2):
                 raise self.error(
                     f"the reference for {n} has no step after the initial state "
                     f"(shape {tuple(ref.data.shape)}): nothing to compare",
                     "driver",
                 )
-        driver = self._driver()
+            if (
+                listed is not None
+                and len(listed) > 1
+                and (ref.data.dim() == 0 or ref.data.shape[0] != len(listed))
+            ):
+                raise self.error(
+                    f"the reference for {n} (shape {tuple(ref.data.shape)}) needs one entry "
+                    f"per listed step ({len(listed)})",
+                    "time_steps",
+                )
         driver.run()
         ours = driver.result
         self.failures: list[str] = []
         for n, ref in checks:
             side, var = n.split(".")
             results: list[Comparison] = []
-            steps = range(1, ref.data.shape[0])
-            for k in steps:
+            if listed is None:
+                steps = list(range(1, ref.data.shape[0]))
+                refs = [ref.data[k] for k in steps]
+            else:
+                steps = listed
+                refs = [ref.data] if len(listed) == 1 else list(ref.data)
+            for k, expected in zip(steps, refs, strict=True):
                 key = f"{side}.{k}.{var}"
                 if key not in ours:
                     self.failures.append(f"{key}: missing from our results")
                     break
-                c = compare(key, ours[key], ref.data[k], self.opts["rtol"], self.opts["atol"])
+                c = compare(key, ours[key], expected, self.opts["rtol"], self.opts["atol"])
                 results.append(c)
                 if not c.ok:
                     self.failures.append(f"{c.line()} at step {k}")

@@ -8,7 +8,9 @@ from neml2.models import chemical_reactions as _chemical_reactions  # noqa: F401
 from neml2.models import common as _common  # noqa: F401
 from neml2.models import coordinate_descent as _coordinate_descent  # noqa: F401
 from neml2.models import csv_tensors as _csv_tensors  # noqa: F401
+from neml2.models import finite_volume as _finite_volume  # noqa: F401
 from neml2.models import implicit_update as _implicit_update  # noqa: F401
+from neml2.models import kwn as _kwn  # noqa: F401
 from neml2.models import phase_field_fracture as _phase_field_fracture  # noqa: F401
 from neml2.models import porous_flow as _porous_flow  # noqa: F401
 from neml2.models import predictors as _predictors  # noqa: F401

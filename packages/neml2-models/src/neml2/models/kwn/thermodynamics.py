@@ -5,7 +5,7 @@ from __future__ import annotations
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, option, output, parameter
-from neml2.tensors import Scalar
+from neml2.tensors import Scalar, log
 
 
 def _per_species(model: Model, key: str, values: list, n: int, *, broadcast: bool = False) -> list:
@@ -78,7 +78,7 @@ class CurrentConcentration(Model):
     fields = (
         parameter("initial_concentration", Scalar, doc="x_0, the initial solute concentration"),
         option("precipitate_volume_fractions", str, many=True, doc="f_k, one variable each"),
-        parameter("precipitate_concentrations", Scalar, many=True, doc="x_k^p, one per precipitate"),
+        parameter("precipitate_concentrations", Scalar, many=True, doc="x_k^p, one each"),
         output("current_concentration", Scalar, doc="x, the current matrix concentration"),
     )
 
@@ -133,7 +133,7 @@ class IdealSolutionVolumetricDrivingForce(Model):
     def forward(self, T: Scalar, *xs: Scalar) -> Scalar:
         total = None
         for i, x in enumerate(xs):
-            term = self.param(f"w_{i}") * (x / self.param(f"x_eq_{i}")).log()
+            term = self.param(f"w_{i}") * log(x / self.param(f"x_eq_{i}"))
             total = term if total is None else total + term
         return self.param("gas_constant") * T * total
 
