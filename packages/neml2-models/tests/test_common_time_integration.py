@@ -182,10 +182,10 @@ def test_unknown_option_is_reported(tmp_path):
           [a]
             type = SR2BackwardEulerTimeIntegration
             variable = 'x'
-            old_variable = 'x_old'
+            old_varible = 'x_old'
           []
         []
         """,
     )
-    with pytest.raises(FatalError, match=r"input\.i:5.*unknown option 'old_variable'"):
+    with pytest.raises(FatalError, match=r"input\.i:5.*unknown option 'old_varible'.*did you mean"):
         load_model(p, "a")

@@ -11,30 +11,20 @@ unless ``parameter`` / ``to`` says otherwise.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
 from neml2.models._model import Model
 from neml2.models._registry import register
-from neml2.models._schema import Schema, parameter
+from neml2.models._schema import parameter
+from neml2.models.common._block_output import BlockNamedOutput
 from neml2.models.common._fields import variable
 from neml2.tensors import MRP, R2, SR2, SSR4, WR2, MillerIndex, Scalar, TensorWrapper, Vec
 
 
-class _OutputNamedAfterBlock(Model):
-    """A model whose output variable (option ``OUTPUT``) defaults to its block name."""
-
-    OUTPUT: ClassVar[str] = ""
-
-    @classmethod
-    def from_hit(cls, node, ctx) -> Model:
-        values: dict[str, Any] = Schema.of(cls).read_hit(node, ctx)
-        values.setdefault(cls.OUTPUT, node.name)
-        locations = {p.name: str(p.location) for p in node.params()}
-        return cls(_where=f"{node.location}: [{node.fullpath}]", _locations=locations, **values)
+class _OutputNamedAfterBlock(BlockNamedOutput):
+    """A block-named output (option ``OUTPUT_OPTION``) that must not be empty."""
 
     def setup(self) -> None:
-        if not self.var[self.OUTPUT]:
-            raise self.error("the output variable needs a name", self.OUTPUT)
+        if not self.var[self.OUTPUT_OPTION]:
+            raise self.error("the output variable needs a name", self.OUTPUT_OPTION)
 
 
 class ConstantParameter(_OutputNamedAfterBlock):
@@ -45,7 +35,7 @@ class ConstantParameter(_OutputNamedAfterBlock):
     output is named by ``parameter`` (default: the block name).
     """
 
-    OUTPUT = "parameter"
+    OUTPUT_OPTION = "parameter"
 
     def forward(self) -> TensorWrapper:
         return self.param("value")
@@ -58,7 +48,7 @@ class ParameterToVariable(_OutputNamedAfterBlock):
     variable name (then an input of this model). ``to`` defaults to the block name.
     """
 
-    OUTPUT = "to"
+    OUTPUT_OPTION = "to"
 
     def forward(self) -> TensorWrapper:
         return self.param("from")
