@@ -401,11 +401,18 @@ ROWS = [
         files=_tensor("torch.zeros(2) + torch.zeros(3)"),
     ),
     Api(
-        "tensor-statement-is-not-an-expression",
+        "tensor-statements-without-result",
         _tensor_x,
         FatalError,
-        "t.i:4:5: invalid Python expression in [Tensors/x]",
+        "t.i:4:5: [Tensors/x]: a block of statements must assign its value to 'result'",
         files=_tensor("y = 1"),
+    ),
+    Api(
+        "tensor-import-statement",
+        _tensor_x,
+        FatalError,
+        "'Import' statement is not allowed",
+        files=_tensor("import os"),
     ),
     Cli(
         "run-unit-strain-imports",

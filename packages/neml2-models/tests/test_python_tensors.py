@@ -151,8 +151,10 @@ def test_multiline_rejection_and_syntax_error_name_the_line(tmp_path):
 def test_failing_expressions_name_the_block(tmp_path):
     with pytest.raises(FatalError, match=r"t\.i:5:5: \[Tensors/x\] failed: NameError"):
         tensor(tmp_path, "'Scalar(nope)'")
+    with pytest.raises(FatalError, match=r"t\.i:5:5: \[Tensors/x\]: a block of statements must"):
+        tensor(tmp_path, "'y = 1'")  # statements must leave their value in 'result'
     with pytest.raises(FatalError, match=r"t\.i:5:5: invalid Python expression in \[Tensors/x\]"):
-        tensor(tmp_path, "'y = 1'")  # an assignment is a statement, not an expression
+        tensor(tmp_path, "'Scalar(1.0'")
 
 
 def test_builtins_namespace_is_the_allow_list():
@@ -194,3 +196,30 @@ def test_misspelled_override_option_is_caught_by_the_schema(tmp_path):
     # an option absent from the file but known to the schema is a fine target
     m = load_model(p, "el", ["Models/el/rate_form=false"])
     assert "stress" in m.output_spec
+
+
+def test_statements_ending_in_result(tmp_path):
+    # the reference library's multi-line form: assignments, the value in 'result'
+    x = tensor(tmp_path, "'a = 2.0\nb = a * ten\nresult = Scalar(torch.tensor(b.data + 1))'")
+    assert float(x.data) == 21.0
+
+
+def test_lambda_argument_is_not_a_tensor_reference(tmp_path):
+    # 'r' names another [Tensors] block, but inside the lambda it is the argument
+    x = tensor(tmp_path, "'(lambda r: r * 3.0)(Scalar(2.0))'", other="r")
+    assert float(x.data) == 6.0
+
+
+@pytest.mark.parametrize(
+    ("expr", "fragment"),
+    [
+        ("'a = Scalar(1.0)'", "must assign its value to 'result'"),
+        ("'import os\nresult = Scalar(1.0)'", "'Import' statement is not allowed"),
+        ("'def f():\n  return 1\nresult = Scalar(1.0)'", "'FunctionDef' statement is not allowed"),
+        ("'a = open\nresult = Scalar(1.0)'", "'open' is not an allowed builtin"),
+    ],
+)
+def test_bad_statement_blocks_name_the_line(tmp_path, expr, fragment):
+    with pytest.raises(FatalError, match=r"t\.i:\d+:\d+") as info:
+        tensor(tmp_path, expr)
+    assert fragment in str(info.value)

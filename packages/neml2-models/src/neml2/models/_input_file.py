@@ -96,6 +96,32 @@ def _namespace() -> dict[str, Any]:
     return ns
 
 
+#: The statements a multi-statement ``expr`` may hold (its value: the name ``result``).
+_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
+
+
+def _parse_python(text: str, filename: str) -> tuple[ast.AST, str]:
+    """Parse a ``[Tensors] type = Python`` value: one expression (mode ``eval``), or
+    assignments ending in ``result = ...`` (mode ``exec``; the reference library's
+    multi-line form). Other statements (import, def, with, ...) are a SyntaxError."""
+    try:
+        return ast.parse(text, filename, "eval"), "eval"
+    except SyntaxError as as_expression:
+        try:
+            tree = ast.parse(text, filename, "exec")
+        except SyntaxError:
+            raise as_expression from None
+    for stmt in tree.body:
+        if not isinstance(stmt, _STATEMENTS):
+            e = SyntaxError(
+                f"a '{type(stmt).__name__}' statement is not allowed (only assignments, "
+                "the value assigned to 'result')"
+            )
+            e.lineno = stmt.lineno
+            raise e
+    return tree, "exec"
+
+
 def _rejected(tree: ast.AST, known: Callable[[str], bool]) -> tuple[int, str] | None:
     """The first construct of *tree* an expression may not use: ``(line, what)``, or None.
 
@@ -273,8 +299,8 @@ class InputFile:
         where = f"[Tensors/{node.name}]"
         multiline = "\n" in text
         try:
-            tree = ast.parse(text, f"{expr.location}", "eval")
-            code = compile(tree, f"{expr.location}", "eval")
+            tree, mode = _parse_python(text, f"{expr.location}")
+            code = compile(tree, f"{expr.location}", mode)
         except SyntaxError as e:
             line = f" (line {e.lineno} of the expression)" if multiline and e.lineno else ""
             raise FatalError(
@@ -289,13 +315,29 @@ class InputFile:
         if bad is not None:
             line = f" (line {bad[0]} of the expression)" if multiline else ""
             raise FatalError(f"{expr.location}: {where} rejected expression{line}: {bad[1]}")
-        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        # other [Tensors] the expression reads (not its own lambda arguments, loop
+        # variables or assigned names: `lambda r: ...` does not refer to [Tensors/r])
+        local = {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)} | {
+            n.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+        }
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - local
         for n in sorted(used):
             if n not in ns and self.has_tensor(n):
                 ns[n] = self.tensor(n, expr.location)
         with default_dtype(torch.float64):
             try:
-                value = eval(code, ns)
+                if mode == "eval":
+                    value = eval(code, ns)
+                else:
+                    exec(code, ns)
+                    if "result" not in ns:
+                        raise FatalError(
+                            f"{expr.location}: {where}: a block of statements must assign "
+                            "its value to 'result' (e.g. result = SR2(x))"
+                        )
+                    value = ns["result"]
             except FatalError:
                 raise
             except Exception as e:
