@@ -113,6 +113,39 @@ def _taylor(n, g):
     }
 
 
+def _zener(n, g):
+    return {"strain": _r(g, n, 6, scale=0.02), "viscous_strain": _r(g, n, 6, scale=0.004)}
+
+
+def _gtn(n, g):
+    u = lambda: torch.rand(n, generator=g, dtype=F64)  # noqa: E731
+    return {
+        "flow_invariant": 20.0 + 80.0 * u(),
+        "poro_invariant": _r(g, n, scale=120.0),
+        "void_fraction": 0.01 + 0.29 * u(),  # physical: 0 < f < 1
+        "isotropic_hardening": 40.0 * u(),
+    }
+
+
+def _bilinear_traction(n, g):
+    """Onset 0.05..0.15, failure 0.35..1.15 beyond it; the effective separation spans
+    0..1.3 x failure, so the elastic, softening and failed branches are all sampled
+    (never exactly at a kink); the previous damage is below or above the trial one."""
+    u = lambda: torch.rand(n, generator=g, dtype=F64)  # noqa: E731
+    dc = 0.05 + 0.1 * u()
+    df = dc + 0.3 + 0.7 * u()
+    return {
+        "effective_separation": 1.3 * df * u(),
+        "critical_separation": dc,
+        "full_separation": df,
+        "normal_separation": 0.05 * u(),
+        "normal_penetration": -0.01 * u(),
+        "tangential_separation_1": _r(g, n, scale=0.04),
+        "tangential_separation_2": _r(g, n, scale=0.04),
+        "damage~1": 0.9 * u(),
+    }
+
+
 CASES: dict[str, Case] = {
     c.name: c
     for c in (
@@ -146,6 +179,28 @@ CASES: dict[str, Case] = {
                 "elastic_strain~1": (_GRAINS,),
                 "orientation~1": (_GRAINS,),
             },
+        ),
+        Case(
+            "zener",
+            ZOO / "zener.i",
+            _zener,
+            ("stress:strain", "viscous_strain_rate:viscous_strain"),
+        ),
+        Case(
+            "gtn",
+            ZOO / "gtn.i",
+            _gtn,
+            ("yield_function:poro_invariant", "yield_function:void_fraction"),
+        ),
+        Case(
+            "bilinear_traction",
+            ZOO / "bilinear_traction.i",
+            _bilinear_traction,
+            (
+                "traction:effective_separation",
+                "traction:normal_separation",
+                "damage:effective_separation",
+            ),
         ),
     )
 }

@@ -198,3 +198,21 @@ def test_a_near_miss_of_a_tensor_name_warns(tmp_path):
     text = str(w.message)
     assert f"input.i:{_line(p, 'coefficients =')}:" in text
     assert "it becomes the input variable 'batch_un' (did you mean 'batch_nu'?)" in text
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "typo"),
+    [
+        ("batch_un", "batch_nu", True),  # swapped neighbours
+        ("batch_n", "batch_nu", True),  # a letter missing
+        ("batch_nuu", "batch_nu", True),  # a letter too many
+        ("batch_mu", "batch_nu", True),  # a letter wrong
+        ("internal/scaled_cell_velocity", "scaled_cell_velocity", False),  # a variable path
+        ("abcd", "badc", False),
+        ("nu", "nu", False),
+    ],
+)
+def test_only_a_one_typo_near_miss_counts(a, b, typo):
+    from neml2.models._input_file import _one_edit
+
+    assert _one_edit(a, b) is typo and _one_edit(b, a) is typo

@@ -122,6 +122,22 @@ def _parse_python(text: str, filename: str) -> tuple[ast.AST, str]:
     return tree, "exec"
 
 
+def _one_edit(a: str, b: str) -> bool:
+    """Whether *a* and *b* differ by one typo: an insertion, deletion or substitution
+    of a character, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) < len(b):
+        return a[i:] == b[i + 1 :]
+    swapped = i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i]
+    return a[i + 1 :] == b[i + 1 :] or (swapped and a[i + 2 :] == b[i + 2 :])
+
+
 def _rejected(tree: ast.AST, known: Callable[[str], bool]) -> tuple[int, str] | None:
     """The first construct of *tree* an expression may not use: ``(line, what)``, or None.
 
@@ -489,7 +505,8 @@ class InputFile:
         self.free_inputs.setdefault(token, [])
         if where not in self.free_inputs[token]:
             self.free_inputs[token].append(where)
-        near = suggest(token, [*self._tensor_names(), *self._model_names()])
+        typo_of = [n for n in (*self._tensor_names(), *self._model_names()) if _one_edit(token, n)]
+        near = suggest(token, typo_of) if typo_of else ""
         if near:
             warnings.warn(
                 f"{where} is not a number, a [Tensors] name or a model output; it becomes "
