@@ -161,3 +161,27 @@ def test_deformation_jacobians():
     out, jac = m.jacobian({"fluid_fraction": phi, "c": c})
     torch.testing.assert_close(out["jacobian"], 1.0 + 0.1 * c * phi + 0.75 * phi * 0.05)
     torch.testing.assert_close(jac["jacobian"]["c"], 0.1 * phi - 0.05 * phi)
+
+
+@pytest.mark.parametrize(
+    ("kind", "coefficients", "types", "fragment"),
+    [
+        ("Isotropic", "'200e3 0.5'", "'YOUNGS_MODULUS POISSONS_RATIO'", "POISSONS_RATIO = 0.5"),
+        ("Isotropic", "'-1 0.3'", "'YOUNGS_MODULUS POISSONS_RATIO'", "YOUNGS_MODULUS = -1"),
+        (
+            "Cubic",
+            "'200e3 0.3 -5'",
+            "'YOUNGS_MODULUS POISSONS_RATIO SHEAR_MODULUS'",
+            "SHEAR_MODULUS = -5",
+        ),
+    ],
+)
+def test_unphysical_constants_name_the_option(tmp_path, kind, coefficients, types, fragment):
+    p = tmp_path / "c.i"
+    p.write_text(
+        f"[Models]\n  [C]\n    type = {kind}ElasticityTensor\n"
+        f"    coefficients = {coefficients}\n    coefficient_types = {types}\n  []\n[]\n"
+    )
+    with pytest.raises(FatalError, match=r"c\.i:4:.*option 'coefficients'") as info:
+        load_model(p, "C")
+    assert fragment in str(info.value)

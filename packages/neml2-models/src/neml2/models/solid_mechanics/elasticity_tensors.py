@@ -13,7 +13,11 @@ import torch
 from neml2.models._registry import register
 from neml2.models._schema import option, output, parameter
 from neml2.models.common._block_output import BlockNamedOutput
-from neml2.models.solid_mechanics.elasticity import COEFFICIENTS, bulk_shear
+from neml2.models.solid_mechanics.elasticity import (
+    COEFFICIENTS,
+    bulk_shear,
+    check_elastic_constants,
+)
 from neml2.tensors import SSR4, Scalar
 
 
@@ -37,6 +41,11 @@ def _declare_coefficients(model: BlockNamedOutput, count: int) -> dict[str, str]
         raise model.error(
             f"option 'coefficient_types' repeats a type: {' '.join(types)}", "coefficient_types"
         )
+    check_elastic_constants(
+        types,
+        coefs,
+        lambda message: model.error(f"option 'coefficients': {message}", "coefficients"),
+    )
     names = {}
     for t, c in zip(types, coefs, strict=True):
         names[t] = COEFFICIENTS[t]
