@@ -140,5 +140,5 @@ def test_miller_index_inputs_keep_their_integer_dtype():
     m = CopyMillerIndex(**{"from": "a", "to": "b"}).to(torch.float32)
     out = m.forward({"a": torch.tensor([1, 1, 0])})["b"]
     assert out.dtype == torch.int64
-    with pytest.raises(FatalError, match="input 'a' has dtype torch.float64.*torch.int64"):
+    with pytest.raises(FatalError, match=r"input 'a' has dtype torch.float64.*torch.int64"):
         m.forward({"a": torch.tensor([1.0, 1.0, 0.0], dtype=F64)})
