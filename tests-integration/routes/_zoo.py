@@ -120,6 +120,17 @@ def _zener(n, g):
     return {"strain": _r(g, n, 6, scale=0.02), "viscous_strain": _r(g, n, 6, scale=0.004)}
 
 
+def _zener_implicit(n, g):
+    """One backward-Euler step (dt = 0.05, 2.5 Maxwell relaxation times 100/5000) from a
+    partly relaxed viscous strain; the ImplicitUpdate solves for viscous_strain."""
+    e1 = _r(g, n, 6, scale=0.01)
+    return {
+        "strain": e1 + _r(g, n, 6, scale=0.004),
+        "viscous_strain~1": 0.3 * e1 + _r(g, n, 6, scale=0.001),
+        **_step(n, 0.05),
+    }
+
+
 def _gtn(n, g):
     u = lambda: torch.rand(n, generator=g, dtype=F64)  # noqa: E731
     return {
@@ -193,6 +204,12 @@ CASES: dict[str, Case] = {
                 "viscous_strain_rate:strain",
                 "viscous_strain_rate:viscous_strain",
             ),
+        ),
+        Case(
+            "zener_implicit",
+            ZOO / "zener_implicit.i",
+            _zener_implicit,
+            ("stress:strain", "viscous_strain:strain"),
         ),
         Case(
             "gtn",

@@ -500,6 +500,17 @@ def test_implicit_nonconvergence_names_the_points(j2):
     assert e2.value.failed_indices == err.failed_indices
 
 
+def test_implicit_jvp_with_a_tangent_on_one_input(j2):
+    """A tangent's shape is checked against its own input, not the last one declared
+    (a tangent on the SR2 ``E`` was once checked against a trailing Scalar)."""
+    eager, jit, _ = j2
+    assert len(next(reversed(jit.input_spec.values())).BASE_SHAPE) == 0
+    with torch.no_grad():
+        for n in (1, 5):
+            x, t = _j2_inputs(n, seed=n), {"E": _rand(n, 6, seed=n + 7)}
+            _close_tree(jit.jvp(x, t), eager.jvp(x, t), rtol=1e-10, atol=1e-12)
+
+
 def test_batch_axis_gets_the_size_hint(elastic):
     """Inductor plans loops with the size hint: 1024 (parallel kernels) on the batch axis
     of a typed call, unless a tangent's static batch is compared with it."""

@@ -245,9 +245,7 @@ def test_power_law_static_recovery():
     m = PowerLawKinematicHardeningStaticRecovery(tau=40.0, n=3.0, back_stress="X2")
     assert m.output_names == ["X2_rate"]
     s = torch.sqrt((X * X).sum(-1, keepdim=True) + torch.finfo(F64).eps)
-    torch.testing.assert_close(
-        m.forward({"X2": X})["X2_rate"], -((s / 40.0) ** 2.0) * X / 40.0
-    )
+    torch.testing.assert_close(m.forward({"X2": X})["X2_rate"], -((s / 40.0) ** 2.0) * X / 40.0)
     _check_jacobian(m, {"X2": X})
     m = PowerLawKinematicHardeningStaticRecovery(tau=1.0, n=2.0, back_stress_rate="Xr")
     assert m.output_names == ["Xr"]

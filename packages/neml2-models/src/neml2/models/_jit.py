@@ -302,6 +302,7 @@ class CompiledModel(torch.nn.Module):
             ts = {}
             for k, t in tangents.items():
                 t = as_tensor(label, f"tangent '{k}'", t, dtype, device)
+                x = raw[k]
                 rest = tuple(x.shape[x.dim() - subs[k] - bases[k] :])
                 if t.dim() < len(rest) or tuple(t.shape[t.dim() - len(rest) :]) != rest:
                     raise FatalError(
