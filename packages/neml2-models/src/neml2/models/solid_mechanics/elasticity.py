@@ -114,6 +114,40 @@ def check_elastic_constants(
             )
 
 
+def declare_isotropic_coefficients(model) -> list[str]:
+    """Check and declare a model's two isotropic elastic constants as parameters.
+
+    Reads the options ``coefficients`` (2 values) and ``coefficient_types`` (2 keys of
+    :data:`COEFFICIENTS`, a pair :func:`bulk_shear` converts); constant values must be
+    physical (:func:`check_elastic_constants`). Errors name the option. Returns the
+    parameter names, in the order of the types.
+    """
+    coefs, types = model.opts["coefficients"], model.opts["coefficient_types"]
+    if len(coefs) != 2 or len(types) != 2:
+        raise model.error(
+            f"needs exactly two coefficients and two coefficient_types, got "
+            f"{len(coefs)} and {len(types)}",
+            "coefficients",
+        )
+    names = [COEFFICIENTS[t] for t in types]
+    if len(set(names)) != 2:
+        raise model.error(
+            f"coefficient_types repeat a type: {' '.join(types)}", "coefficient_types"
+        )
+    try:
+        bulk_shear(dict.fromkeys(names, Scalar(1.0)))
+    except ValueError as e:
+        raise model.error(str(e), "coefficient_types") from e
+    check_elastic_constants(
+        types,
+        coefs,
+        lambda message: model.error(f"option 'coefficients': {message}", "coefficients"),
+    )
+    for n, c in zip(names, coefs, strict=True):
+        model.declare_parameter(n, Scalar, c)
+    return names
+
+
 @register()
 class LinearIsotropicElasticity(Model):
     """Linear isotropic elasticity.
@@ -141,31 +175,7 @@ class LinearIsotropicElasticity(Model):
     )
 
     def setup(self) -> None:
-        coefs = self.opts["coefficients"]
-        types = self.opts["coefficient_types"]
-        if len(coefs) != 2 or len(types) != 2:
-            raise self.error(
-                f"needs exactly two coefficients and two coefficient_types, got "
-                f"{len(coefs)} and {len(types)}",
-                "coefficients",
-            )
-        names = [COEFFICIENTS[t] for t in types]
-        if len(set(names)) != 2:
-            raise self.error(
-                f"coefficient_types repeat a type: {' '.join(types)}", "coefficient_types"
-            )
-        try:
-            bulk_shear(dict.fromkeys(names, Scalar(1.0)))
-        except ValueError as e:
-            raise self.error(str(e), "coefficient_types") from e
-        check_elastic_constants(
-            types,
-            coefs,
-            lambda message: self.error(f"option 'coefficients': {message}", "coefficients"),
-        )
-        self._coef_names = names
-        for n, c in zip(names, coefs, strict=True):
-            self.declare_parameter(n, Scalar, c)
+        self._coef_names = declare_isotropic_coefficients(self)
         if self.opts["compliance"]:
             # swap the roles: the input is the stress, the output the strain
             self._structural.clear()

@@ -13,7 +13,7 @@ from neml2.models._schema import input, option, output, parameter
 from neml2.models.solid_mechanics.elasticity import (
     COEFFICIENTS,
     bulk_shear,
-    check_elastic_constants,
+    declare_isotropic_coefficients,
 )
 from neml2.tensors import SR2, Scalar
 
@@ -67,31 +67,8 @@ class LinearIsotropicElasticJ2TrialStressUpdate(Model):
     )
 
     def setup(self) -> None:
-        coefs, types = self.opts["coefficients"], self.opts["coefficient_types"]
-        if len(coefs) != 2 or len(types) != 2:
-            raise self.error(
-                f"needs exactly two coefficients and two coefficient_types, got "
-                f"{len(coefs)} and {len(types)}",
-                "coefficients",
-            )
-        names = [COEFFICIENTS[t] for t in types]
-        if len(set(names)) != 2:
-            raise self.error(
-                f"coefficient_types repeat a type: {' '.join(types)}", "coefficient_types"
-            )
-        try:
-            bulk_shear(dict.fromkeys(names, Scalar(1.0)))
-        except ValueError as e:
-            raise self.error(str(e), "coefficient_types") from e
-        check_elastic_constants(
-            types,
-            coefs,
-            lambda message: self.error(f"option 'coefficients': {message}", "coefficients"),
-        )
-        self._coef_names = names
         self.declare_input(f"{self.var['equivalent_plastic_strain']}~1", Scalar)
-        for n, c in zip(names, coefs, strict=True):
-            self.declare_parameter(n, Scalar, c)
+        self._coef_names = declare_isotropic_coefficients(self)
 
     def forward(self, trial: Scalar, ep: Scalar, ep_old: Scalar) -> Scalar:
         _, G = bulk_shear({n: self.param(n) for n in self._coef_names})
