@@ -18,12 +18,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from neml2.hit import file_kind
 from neml2.tensors import FatalError
 
 #: The signals ``neml2-run`` turns into :class:`Interrupted`.
@@ -108,22 +108,6 @@ def critical() -> Iterator[None]:
             raise Interrupted(signum)
 
 
-def _kind(mode: int) -> str | None:
-    """What a non-regular file is, in words (None for a regular file)."""
-    if stat.S_ISREG(mode):
-        return None
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "a special file"
-
-
 def check_target(
     raw: str,
     what: str,
@@ -159,7 +143,7 @@ def check_target(
     except OSError as e:
         raise FatalError(f"{what}: cannot inspect {shown}: {e.strerror or e}") from None
     if st is not None:
-        kind = _kind(st.st_mode)
+        kind = file_kind(st.st_mode)
         if kind is not None:
             raise FatalError(
                 f"{what}: {shown} is {kind}, not a regular file: refusing to write there"

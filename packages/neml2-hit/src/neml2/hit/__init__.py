@@ -23,7 +23,7 @@ from ._errors import (
     HitValueError,
     Location,
 )
-from ._limits import FILE_BYTES_ENV, MAX_FILE_BYTES, MAX_VALUE_BYTES, VALUE_BYTES_ENV
+from ._limits import FILE_BYTES_ENV, MAX_FILE_BYTES, MAX_VALUE_BYTES, VALUE_BYTES_ENV, file_kind
 from ._parser import MAX_DEPTH, parse, parse_file, parse_tree
 from ._render import format_node, render
 from ._tree import Comment, Include, Node, Param, structure, value_token
@@ -46,6 +46,7 @@ __all__ = [
     "Location",
     "Node",
     "Param",
+    "file_kind",
     "format_node",
     "format_text",
     "parse",

@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import stat
 import sys
 from importlib import metadata
+
+from ._limits import file_kind
 
 __all__ = ["PACKAGES", "add_version_argument", "input_problem", "versions"]
 
@@ -72,22 +73,6 @@ def add_version_argument(parser: argparse.ArgumentParser, dist: str) -> None:
     )
 
 
-def _kind(mode: int) -> str | None:
-    """What a file that is not a regular one is, in words (None for a regular file)."""
-    if stat.S_ISREG(mode):
-        return None
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "a special file"
-
-
 def input_problem(path: str | os.PathLike[str], arg: str = "INPUT") -> str | None:
     """Why *path*, given as the command-line argument *arg*, cannot be a HIT file.
 
@@ -99,7 +84,7 @@ def input_problem(path: str | os.PathLike[str], arg: str = "INPUT") -> str | Non
         st = os.stat(path)
     except OSError:
         return None
-    kind = _kind(st.st_mode)
+    kind = file_kind(st.st_mode)
     if kind is None:
         return None
     return f"{arg} '{os.fspath(path)}' is not a regular file ({kind}), not a HIT file"

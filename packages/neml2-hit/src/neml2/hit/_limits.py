@@ -14,6 +14,7 @@ replaces both:
 from __future__ import annotations
 
 import os
+import stat
 
 from ._errors import HitError, Location
 
@@ -23,6 +24,7 @@ __all__ = [
     "MAX_VALUE_BYTES",
     "TOTAL_FACTOR",
     "VALUE_BYTES_ENV",
+    "file_kind",
     "file_limit",
     "nbytes",
     "value_limit",
@@ -68,3 +70,21 @@ def value_limit(explicit: int | None, at: Location) -> int:
 def nbytes(text: str) -> int:
     """The UTF-8 size of *text* (cheap for ASCII)."""
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def file_kind(mode: int) -> str | None:
+    """What a file of ``st_mode`` *mode* is, in words, when it is not a regular file
+    (``"a directory"``, ``"a FIFO"``, ...); None for a regular file. The reader refuses
+    everything but regular files, and the command-line tools say why with this."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"

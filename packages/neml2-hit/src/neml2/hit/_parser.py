@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from ._errors import HitIncludeError, HitSyntaxError, Location
 from ._lexer import Scanner, Source, Value, valid_name
-from ._limits import FILE_BYTES_ENV, file_limit, value_limit
+from ._limits import FILE_BYTES_ENV, file_kind, file_limit, value_limit
 from ._substitute import apply_overrides, index_params, substitute
 from ._tree import Comment, Include, Item, Node, Param
 
@@ -34,20 +34,6 @@ MAX_DEPTH = 100
 MAX_INCLUDE_DEPTH = 32
 #: The UTF-8 byte-order mark, accepted (and dropped) at the start of an input.
 BOM = "\ufeff"
-
-
-def _kind(mode: int) -> str:
-    """What a non-regular file is, in words."""
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "a special file"
 
 
 def _read(path: str, at: Location | None, limit: int) -> str:
@@ -62,7 +48,7 @@ def _read(path: str, at: Location | None, limit: int) -> str:
     where = at or Location(path, 1, 1)
 
     def not_regular(mode: int) -> HitIncludeError:
-        return HitIncludeError(where, f"'{path}' is not a regular file ({_kind(mode)})")
+        return HitIncludeError(where, f"'{path}' is not a regular file ({file_kind(mode)})")
 
     def too_large(size: int) -> HitIncludeError:
         return HitIncludeError(
