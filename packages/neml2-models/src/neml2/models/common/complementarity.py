@@ -13,23 +13,19 @@ from neml2.tensors import Scalar, sqrt, where
 _SIGN = {"LE": -1.0, "GE": 1.0}
 
 
-@register()
-class MinMapComplementarity(Model):
-    """Minimum-map form of the complementarity ``a ⋚ 0, b ⋚ 0, a b = 0``.
-
-    ``r = min(s_a a, s_b b)`` with ``s = -1`` for an ``LE`` (``≤ 0``) and
-    ``s = +1`` for a ``GE`` (``≥ 0``) inequality; ``r = 0`` is equivalent to the
-    three conditions. A tie takes the ``b`` branch. The derivative is that of
-    the selected branch.
-    """
-
-    fields = (
+def _fields(a_inequality: str, residual: str) -> tuple:
+    """Inputs ``a``, ``b``, the output and the two inequality options (``b``: ``GE``)."""
+    return (
         input("a", Scalar, doc="first condition"),
         input("b", Scalar, doc="second condition"),
-        output("complementarity", Scalar, doc="the minimum-map residual"),
-        option("a_inequality", str, "LE", choices=tuple(_SIGN), doc="inequality of a"),
+        output("complementarity", Scalar, doc=f"the {residual} residual"),
+        option("a_inequality", str, a_inequality, choices=tuple(_SIGN), doc="inequality of a"),
         option("b_inequality", str, "GE", choices=tuple(_SIGN), doc="inequality of b"),
     )
+
+
+class _Complementarity(Model):
+    """Reads the inequality options into the signs ``s_a``, ``s_b`` (``LE``: -1, ``GE``: +1)."""
 
     def setup(self) -> None:
         for opt in ("a_inequality", "b_inequality"):
@@ -38,13 +34,26 @@ class MinMapComplementarity(Model):
         self._sa = _SIGN[self.opts["a_inequality"]]
         self._sb = _SIGN[self.opts["b_inequality"]]
 
+
+@register()
+class MinMapComplementarity(_Complementarity):
+    """Minimum-map form of the complementarity ``a ⋚ 0, b ⋚ 0, a b = 0``.
+
+    ``r = min(s_a a, s_b b)`` with ``s = -1`` for an ``LE`` (``≤ 0``) and
+    ``s = +1`` for a ``GE`` (``≥ 0``) inequality; ``r = 0`` is equivalent to the
+    three conditions. A tie takes the ``b`` branch. The derivative is that of
+    the selected branch.
+    """
+
+    fields = _fields("LE", "minimum-map")
+
     def forward(self, a: Scalar, b: Scalar) -> Scalar:
         ta, tb = a * self._sa, b * self._sb
         return where(ta < tb, ta, tb)
 
 
 @register()
-class FBComplementarity(Model):
+class FBComplementarity(_Complementarity):
     """Fischer-Burmeister form of the complementarity ``a ⋚ 0, b ⋚ 0, a b = 0``.
 
     ``r = s_a a + s_b b - sqrt(a² + b²)`` with ``s = -1`` for an ``LE`` (``≤ 0``) and
@@ -54,20 +63,7 @@ class FBComplementarity(Model):
     epsilon), finite at that point; the value is exact. All Scalars.
     """
 
-    fields = (
-        input("a", Scalar, doc="first condition"),
-        input("b", Scalar, doc="second condition"),
-        output("complementarity", Scalar, doc="the Fischer-Burmeister residual"),
-        option("a_inequality", str, "GE", choices=tuple(_SIGN), doc="inequality of a"),
-        option("b_inequality", str, "GE", choices=tuple(_SIGN), doc="inequality of b"),
-    )
-
-    def setup(self) -> None:
-        for opt in ("a_inequality", "b_inequality"):
-            if self.opts[opt] not in _SIGN:
-                raise self.error(f"{opt} = '{self.opts[opt]}' is not one of LE, GE", opt)
-        self._sa = _SIGN[self.opts["a_inequality"]]
-        self._sb = _SIGN[self.opts["b_inequality"]]
+    fields = _fields("GE", "Fischer-Burmeister")
 
     def forward(self, a: Scalar, b: Scalar) -> Scalar:
         eps = torch.finfo(a.dtype).eps

@@ -203,6 +203,19 @@ class _Traction(Model):
         return args[i], args[:i] + args[i + 1 :]
 
 
+#: The traction output of every law, ``(*B, 3)`` Vec (normal, then the two shear directions).
+_TRACTION = output("traction", Vec, doc="traction (T_n, T_s1, T_s2)")
+#: The damage output of the laws with damage (``damage~1`` is then an input).
+_DAMAGE = output("damage", Scalar, doc="damage d (its previous value damage~1 is an input)")
+#: The optional penalty against interpenetration (used with ``normal_penetration``).
+_PENETRATION_PENALTY = parameter(
+    "penalty_stiffness",
+    Scalar,
+    0.0,
+    doc="penalty stiffness K_pen against interpenetration (with normal_penetration)",
+)
+
+
 def _irreversible(trial: Scalar, old: Scalar) -> Scalar:
     """``max(trial, old)``: damage never heals."""
     return where(trial > old, trial, old)
@@ -221,15 +234,10 @@ class OrthotropicLinearTraction(_Traction):
         _OPENING,
         _PENETRATION,
         *_TANGENTIAL,
-        output("traction", Vec, doc="traction (T_n, T_s1, T_s2)"),
+        _TRACTION,
         parameter("normal_stiffness", Scalar, doc="normal stiffness K_n"),
         parameter("tangential_stiffness", Scalar, doc="tangential stiffness K_t"),
-        parameter(
-            "penalty_stiffness",
-            Scalar,
-            0.0,
-            doc="penalty stiffness K_pen against interpenetration (with normal_penetration)",
-        ),
+        _PENETRATION_PENALTY,
     )
 
     def forward(self, *args: Scalar) -> Vec:
@@ -259,8 +267,8 @@ class BilinearTraction(_Traction):
         _OPENING,
         _PENETRATION,
         *_TANGENTIAL,
-        output("traction", Vec, doc="traction (T_n, T_s1, T_s2)"),
-        output("damage", Scalar, doc="damage d (its previous value damage~1 is an input)"),
+        _TRACTION,
+        _DAMAGE,
         parameter("penalty_stiffness", Scalar, doc="penalty stiffness K"),
         parameter("critical_separation", Scalar, doc="critical (damage-onset) separation δ_c"),
         parameter("full_separation", Scalar, doc="full (failure) separation δ_f"),
@@ -297,8 +305,8 @@ class SalehaniIraniTraction(_Traction):
         _OPENING,
         _PENETRATION,
         *_TANGENTIAL,
-        output("traction", Vec, doc="traction (T_n, T_s1, T_s2)"),
-        output("damage", Scalar, doc="damage d (its previous value damage~1 is an input)"),
+        _TRACTION,
+        _DAMAGE,
         parameter("normal_characteristic_length", Scalar, doc="normal characteristic length δ_n0"),
         parameter(
             "tangential_characteristic_length",
@@ -307,12 +315,7 @@ class SalehaniIraniTraction(_Traction):
         ),
         parameter("normal_strength", Scalar, doc="peak normal traction T_n,max"),
         parameter("shear_strength", Scalar, doc="peak shear traction T_t,max"),
-        parameter(
-            "penalty_stiffness",
-            Scalar,
-            0.0,
-            doc="penalty stiffness K_pen against interpenetration (with normal_penetration)",
-        ),
+        _PENETRATION_PENALTY,
     )
 
     def forward(self, *args: Scalar) -> tuple[Vec, Scalar]:
