@@ -160,6 +160,71 @@ def _bilinear_traction(n, g):
     }
 
 
+def _phase_field_fracture(n, g):
+    """One step (dt = 3e-3, as the regression's 1000 steps over 3 s) of the damage Newton
+    from damage up to 0.5, under strains up to the regression's final 0.016 magnitude;
+    the previous step's damage is a little lower (the linear-extrapolation predictor)."""
+    u = lambda: torch.rand(n, generator=g, dtype=F64)  # noqa: E731
+    d1 = 0.5 * u()
+    dt = 3e-3
+    return {
+        "E": _r(g, n, 6, scale=0.03),
+        "d~1": d1,
+        "d~2": d1 * (1.0 - 0.05 * u()),
+        "t": torch.full((n,), 2 * dt, dtype=F64),
+        "t~1": torch.full((n,), dt, dtype=F64),
+        "t~2": torch.zeros(n, dtype=F64),
+    }
+
+
+def _pyrolysis(n, g):
+    """One backward-Euler step of 100 s at 600-900 K from a conversion degree below 0.6."""
+    u = lambda: torch.rand(n, generator=g, dtype=F64)  # noqa: E731
+    return {
+        "T": 600.0 + 300.0 * u(),
+        "alpha~1": 0.6 * u(),
+        "wb~1": 0.5 + 0.5 * u(),
+        "wc~1": 0.3 * u(),
+        "wg~1": 0.1 * u(),
+        "phio~1": 0.05 * u(),
+        **_step(n, 100.0),
+    }
+
+
+_BINS = 8
+
+
+def _kwn(n, g):
+    """Number densities per size bin small enough that the volume fraction stays near
+    1e-4 (the matrix concentration stays inside the tabulated driving force's range)."""
+    return {"number_density": 1e-10 * torch.rand(n, _BINS, generator=g, dtype=F64)}
+
+
+def _porous_flow(n, g):
+    """Fluid fractions give effective saturations 0.02-0.9: both sides of the capillary
+    pressure's log-extension transition at 0.1 are sampled."""
+    u = lambda: torch.rand(n, generator=g, dtype=F64)  # noqa: E731
+    return {
+        "phi": 0.01 + 0.44 * u(),
+        "phimax": torch.full((n,), 0.5, dtype=F64) + 0.01 * u(),
+        "phi0": 0.2 + 0.2 * u(),
+        "m": 1.0 + 2.0 * u(),
+    }
+
+
+_CELLS = 8
+
+
+def _finite_volume(n, g):
+    """One backward-Euler step (dt = 0.1) of 8 cells; velocities of both signs per cell
+    (the upwinding picks the left or right cell), positive concentrations."""
+    return {
+        "velocity": _r(g, n, _CELLS, scale=1.0),
+        "concentration~1": torch.rand(n, _CELLS, generator=g, dtype=F64),
+        **_step(n, 0.1),
+    }
+
+
 CASES: dict[str, Case] = {
     c.name: c
     for c in (
@@ -226,6 +291,38 @@ CASES: dict[str, Case] = {
                 "traction:normal_separation",
                 "damage:effective_separation",
             ),
+        ),
+        Case(
+            "phase_field_fracture",
+            ZOO / "phase_field_fracture.i",
+            _phase_field_fracture,
+            ("S:E", "d:E"),
+        ),
+        Case(
+            "pyrolysis",
+            ZOO / "pyrolysis.i",
+            _pyrolysis,
+            ("alpha:T", "alpha:alpha~1", "phio:T", "phio:alpha~1"),
+        ),
+        Case(
+            "kwn",
+            ZOO / "kwn.i",
+            _kwn,
+            ("growth_rate:number_density", "x_Cu:number_density"),
+            sub_batch={"number_density": (_BINS,)},
+        ),
+        Case(
+            "porous_flow",
+            ZOO / "porous_flow.i",
+            _porous_flow,
+            ("Pc:phi", "Pc:phimax", "K:phi", "S:phi", "S:phimax"),
+        ),
+        Case(
+            "finite_volume",
+            ZOO / "finite_volume.i",
+            _finite_volume,
+            ("concentration:concentration~1", "concentration:velocity"),
+            sub_batch={"velocity": (_CELLS,), "concentration~1": (_CELLS,)},
         ),
     )
 }

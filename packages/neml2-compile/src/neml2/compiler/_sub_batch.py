@@ -12,7 +12,7 @@ Where the shapes come from, in order:
 3. every other input has none.
 
 The output shapes are then read off one eager probe call of the model at those input
-shapes (a sub-batched parameter such as the slip-system geometry gives its outputs a
+shapes (at small positive values, or at zero where the model refuses those) (a sub-batched parameter such as the slip-system geometry gives its outputs a
 per-slip axis even when no input has one), and step 2 is repeated until nothing
 changes.
 """
@@ -34,14 +34,20 @@ def _history_base(name: str) -> str | None:
     return base if sep and lag.isdigit() else None
 
 
-def probe_inputs(model, batch: int, sub: Mapping[str, Shape], dtype, device) -> list:
-    """Deterministic, non-degenerate typed inputs at ``(batch, *sub, *base)``."""
+def probe_inputs(
+    model, batch: int, sub: Mapping[str, Shape], dtype, device, *, zeros: bool = False
+) -> list:
+    """Deterministic typed inputs at ``(batch, *sub, *base)``: non-degenerate values in
+    ``[1e-3, 2e-3)``, or all zeros (*zeros*)."""
     g = torch.Generator().manual_seed(1234)
     xs = []
     for name, t in model.input_spec.items():
         s = tuple(sub.get(name, ()))
         shape = (batch, *s, *t.BASE_SHAPE)
-        x = 1e-3 * (1.0 + torch.rand(shape, generator=g, dtype=torch.float64))
+        if zeros:
+            x = torch.zeros(shape, dtype=torch.float64)
+        else:
+            x = 1e-3 * (1.0 + torch.rand(shape, generator=g, dtype=torch.float64))
         xs.append(t(x.to(dtype=dtype, device=device), len(s)))
     return xs
 
@@ -76,9 +82,19 @@ def _unchecked_solvers(model):
 
 
 def _outputs_sub(model, sub: Mapping[str, Shape]) -> dict[str, Shape]:
-    xs = probe_inputs(model, 2, sub, model.dtype, model.device)
+    """The output sub-batch shapes of one probe call. A model may refuse the probe's
+    values (a tabulated function whose argument leaves its table: the KWN driving force
+    of a matrix concentration that a number density of 1e-3 per bin depletes), so on
+    an error the probe is repeated at zero inputs; the first error is reported if that
+    fails too."""
     with torch.no_grad(), _unchecked_solvers(model):
-        outs = model(*xs)
+        try:
+            outs = model(*probe_inputs(model, 2, sub, model.dtype, model.device))
+        except Exception as first:
+            try:
+                outs = model(*probe_inputs(model, 2, sub, model.dtype, model.device, zeros=True))
+            except Exception:
+                raise first from None
     outs = outs if isinstance(outs, tuple) else (outs,)
     return {n: tuple(o.sub_batch_shape) for n, o in zip(model.output_spec, outs, strict=True)}
 

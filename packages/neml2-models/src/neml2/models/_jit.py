@@ -363,11 +363,6 @@ class CompiledModel(torch.nn.Module):
     def _run(self, op: str, call):
         """Call compiled graph *op*; turn compile failures into FatalError and a failed
         in-graph solve into ConvergenceError."""
-        from neml2.models._model import Model
-
-        for m in self.model.modules():
-            if isinstance(m, Model):  # Dynamo guards on it; eager leaves it None
-                object.__setattr__(m, "_call_values", None)
         for m, _, probe in self._probes:
             m.solver = probe
         try:

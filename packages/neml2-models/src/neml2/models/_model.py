@@ -23,6 +23,7 @@ from this class:
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -103,7 +104,6 @@ class Model(torch.nn.Module):
         #: promoted input variable -> [Models] block providing it (None: a free input)
         self.nl_providers: dict[str, str | None] = {}
         self._param_meta: dict[str, tuple[type, int]] = {}
-        self._call_values: dict[str, TensorWrapper] | None = None
         schema = Schema.of(type(self))
         self.opts: dict[str, Any] = schema.fill_defaults(values, self._where)
         #: option name -> variable name, for every variable field
@@ -190,11 +190,11 @@ class Model(torch.nn.Module):
 
     def param(self, name: str) -> TensorWrapper:
         """The typed value of parameter *name* inside ``forward`` (static or promoted)."""
-        var = self._promoted_of.get(name)
-        if var is not None:
-            if self._call_values is None:
-                raise RuntimeError(f"promoted parameter '{name}' read outside forward")
-            return self._call_values[var]
+        if name in self._promoted_of:
+            raise RuntimeError(
+                f"{self._label()}: parameter '{name}' is given by variable "
+                f"'{self._promoted_of[name]}', so it has a value only inside forward"
+            )
         typ, sub = self._param_meta[name]
         return typ(getattr(self, name), sub)
 
@@ -296,15 +296,12 @@ class Model(torch.nn.Module):
     def _call_leaf(self, f, args) -> Outputs:
         typed = [_typed(x, t) for x, t in zip(args, self.input_spec.values(), strict=True)]
         n = len(self._structural)
-        saved = self._call_values
-        # plain attribute writes: nn.Module.__setattr__ is slow and this runs every call
-        current = dict(zip(self.input_spec, typed, strict=True)) if self._promoted else {}
-        object.__setattr__(self, "_call_values", current)
-        try:
-            out = f(self, *typed[:n])
-        finally:
-            object.__setattr__(self, "_call_values", saved)
-        return out
+        if not self._promoted:
+            return f(self, *typed[:n])
+        # promoted parameters reach forward through a per-call view, never by writing
+        # them onto the model: a write to the model inside a traced while_loop body (an
+        # implicit update's Newton) is a side effect Dynamo refuses
+        return f(_PromotedCall(self, dict(zip(self.input_spec, typed, strict=True))), *typed[:n])
 
     def _forward_tangents(self, f, args, v, v2):
         v = v or {}
@@ -458,6 +455,32 @@ class Model(torch.nn.Module):
 
 
 _HOME = (torch.float64, torch.device("cpu"))
+
+
+class _PromotedCall:
+    """The model as one call of its ``forward`` sees it when some parameters are
+    promoted to inputs: ``param(name)`` returns this call's value of a promoted
+    parameter; everything else is the model's (its methods bound to this view, so a
+    helper method that reads ``self.param`` sees the same values)."""
+
+    def __init__(self, model: Model, values: dict[str, TensorWrapper]):
+        self._model = model
+        self._values = values
+
+    def param(self, name: str) -> TensorWrapper:
+        var = self._model._promoted_of.get(name)
+        if var is not None:
+            return self._values[var]
+        return self._model.param(name)
+
+    def __getattr__(self, name: str) -> Any:
+        for klass in type(self._model).__mro__:
+            if name in klass.__dict__:
+                attr = klass.__dict__[name]
+                if isinstance(attr, types.FunctionType):
+                    return functools.partial(attr, self)
+                break
+        return getattr(self._model, name)
 
 
 def _typed(x: Any, typ: type) -> TensorWrapper:

@@ -1,0 +1,26 @@
+"""py-jit on several models in one process, in the order a user would compile them.
+
+``neml2.compile`` of the per-slip crystal model once failed after elasticity, J2 and
+Chaboche had been compiled in the same process (Inductor: "A subgraph argument other
+than striding has been modified; FakeTensorUpdater cannot update this argument!"),
+while it passed alone. Each model is compared with py-eager (forward, jvp, Jacobian)
+by the route matrix's own check, in this order, so a compile that depends on what was
+compiled before it fails here. Runs in the default ``integration`` session.
+"""
+
+from __future__ import annotations
+
+import pytest
+import test_routes
+
+#: the order matters: the crystal model is compiled last
+SEQUENCE = ("elasticity", "j2_isoharden", "chaboche", "crystal_per_slip")
+
+
+@pytest.mark.parametrize(
+    ("model", "op"),
+    [(m, op) for m in SEQUENCE for op in test_routes.OPS],
+    ids=[f"{m}-{op}" for m in SEQUENCE for op in test_routes.OPS],
+)
+def test_py_jit_in_sequence(route_models, reference, model, op):
+    test_routes.test_route_matches_py_eager(route_models, reference, "py-jit", model, op)
