@@ -71,3 +71,25 @@ def route_models(artifacts):
         return made[key]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def reference(route_models):
+    """py-eager results, memoized per (model, op, batch)."""
+    memo: dict = {}
+
+    def get(model: str, op: str, n: int):
+        key = (model, op, n)
+        if key not in memo:
+            case = CASES[model]
+            ref = route_models("py-eager", model)
+            x = case.inputs(n)
+            if op == "forward":
+                memo[key] = ref.forward(x)
+            elif op == "jvp":
+                memo[key] = ref.jvp(x, case.tangents(n))
+            else:
+                memo[key] = ref.jacobian(x)
+        return memo[key]
+
+    return get

@@ -523,3 +523,85 @@ def test_batch_axis_gets_the_size_hint(elastic):
         assert e.data._dynamo_hint_overrides == {0: BATCH_HINT} == {0: 1024}
         jit(e, v={"strain": {"d": SR2(_rand(1, 6, 6, seed=22))}})
         assert e.data._dynamo_hint_overrides == {}
+
+
+# A backward-Euler reaction whose rate coefficient is another model's output, so the
+# Newton body evaluates a leaf with a promoted parameter (ContractingGeometry's coef).
+PROMOTED_IN_NEWTON = """
+[Models]
+  [coef]
+    type = ArrheniusParameter
+    reference_value = 0.04
+    activation_energy = 2e4
+    ideal_gas_constant = 8.314
+    temperature = 'T'
+  []
+  [rate]
+    type = ContractingGeometry
+    coef = 'coef'
+    order = 1.5
+    conversion_degree = 'alpha'
+    reaction_rate = 'alpha_rate'
+  []
+  [integrate]
+    type = ScalarBackwardEulerTimeIntegration
+    variable = 'alpha'
+  []
+  [reaction]
+    type = ComposedModel
+    models = 'coef rate integrate'
+  []
+[]
+[EquationSystems]
+  [eq]
+    type = NonlinearSystem
+    model = 'reaction'
+    unknowns = 'alpha'
+  []
+[]
+[Solvers]
+  [newton]
+    type = Newton
+    linear_solver = 'lu'
+  []
+  [lu]
+    type = DenseLU
+  []
+[]
+[Models]
+  [model]
+    type = ImplicitUpdate
+    equation_system = 'eq'
+    solver = 'newton'
+  []
+[]
+"""
+
+
+def test_promoted_parameter_inside_the_newton_body(tmp_path_factory):
+    """A promoted parameter's value reaches the leaf's forward without being written onto
+    the model: inside the traced while_loop of the Newton solve, such a write is a side
+    effect Dynamo refuses ("HOP: Unsafe side effect ... ContractingGeometry")."""
+    src = _write(tmp_path_factory, "promoted_newton", PROMOTED_IN_NEWTON)
+    eager = load_model(src, "model")
+    jit = neml2.compile(load_model(src, "model"), backend="eager")
+    g = torch.Generator().manual_seed(3)
+    for n in (1, 6):
+        x = {
+            "T": 600.0 + 300.0 * torch.rand(n, generator=g, dtype=F64),
+            "alpha~1": 0.5 * torch.rand(n, generator=g, dtype=F64),
+            "t": torch.full((n,), 100.0, dtype=F64),
+            "t~1": torch.zeros(n, dtype=F64),
+        }
+        with torch.no_grad():
+            _close_tree(jit.forward(x), eager.forward(x), rtol=1e-10, atol=1e-12)
+            _close_tree(jit.jacobian(x), eager.jacobian(x), rtol=1e-10, atol=1e-12)
+
+
+def test_promoted_parameter_has_no_value_outside_forward(tmp_path_factory):
+    model = load_model(_write(tmp_path_factory, "promoted_newton", PROMOTED_IN_NEWTON), "model")
+    m = next(x for x in model.modules() if type(x).__name__ == "ContractingGeometry")
+    assert m.input_names == ["alpha", "coef"]
+    with pytest.raises(RuntimeError, match="parameter 'coef' is given by variable 'coef'"):
+        m.param("coef")
+    assert float(m.param("order").data) == 1.5

@@ -6,6 +6,9 @@ distribution ships ``neml2/__init__.py``; the line below merges the sibling
 ``neml2/`` directories found on ``sys.path`` (editable workspace installs put
 each package's ``src`` there separately), so ``neml2.aoti`` & co. import no
 matter how the siblings were installed.
+
+``neml2.__version__`` is the version of that distribution (neml2-models), read
+from its installed metadata on first access.
 """
 
 from pkgutil import extend_path
@@ -19,23 +22,41 @@ __all__ = [
     "compile",
     "load_input",
     "load_model",
+    "load_nonlinear_system",
+    "load_string",
+    "register_neml2_object",
 ]
+
+#: the distribution that ships this file (its version is ``neml2.__version__``)
+_DISTRIBUTION = "neml2-models"
 
 _FACADE = {
     "load_model": "neml2.models",
     "compile": "neml2.models",
     "load_input": "neml2.models",
+    "load_string": "neml2.models",
+    "load_nonlinear_system": "neml2.models",
+    "register_neml2_object": "neml2.models",
     "FatalError": "neml2.tensors",
     "ConvergenceError": "neml2.tensors",
     "NEML2Error": "neml2.tensors",
 }
-_SUBPACKAGES = {"hit", "tensors", "models", "solvers", "drivers", "compiler", "aoti"}
+_SUBPACKAGES = {"hit", "tensors", "models", "solvers", "factory", "drivers", "compiler", "aoti"}
 
 
 def __getattr__(name: str):
     # Lazy, so that `import neml2.hit` does not pull in torch through neml2.models.
     import importlib
 
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version(_DISTRIBUTION)
+        except PackageNotFoundError:  # running from a source tree that is not installed
+            value = "0+unknown"
+        globals()["__version__"] = value
+        return value
     if name in _FACADE:
         return getattr(importlib.import_module(_FACADE[name]), name)
     if name in _SUBPACKAGES:

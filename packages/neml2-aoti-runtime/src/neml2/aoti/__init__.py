@@ -4,7 +4,8 @@ This package is the Python face of ``libneml2``; together with
 ``neml2-tensors`` it is all a deployment needs::
 
     from neml2.aoti import Model
-    m = Model("out/elasticity")            # or out/elasticity/metadata.json
+    m = Model("out/elasticity")            # or out/elasticity/metadata.json, or
+    # Model("out/elasticity/cpu/elasticity_meta.json"): the per-device file picks cpu
     out = m.forward({"strain": strain})    # {"stress": (*B, 6)}
     out, J = m.jacobian({"strain": strain})  # J["stress"]["strain"]: (*B, 6, 6)
 """

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from neml2.aoti import _core
+from neml2.aoti._device_meta import is_device_metadata, read_device_metadata
 from neml2.tensors import FatalError
 
 #: The metadata schema this runtime reads.
@@ -65,8 +66,11 @@ def sub_batch_shape(v: Mapping[str, Any]) -> tuple[int, ...]:
 
 
 def read_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
-    """``(artifact_dir, metadata)`` from an artifact directory or its ``metadata.json``."""
+    """``(artifact_dir, metadata)`` from an artifact directory, its ``metadata.json`` or
+    one of its per-device ``<device>/<model>_meta.json`` files."""
     p = Path(path)
+    if is_device_metadata(p):
+        p, _ = read_device_metadata(p, SCHEMA_VERSION)
     meta_path = p / "metadata.json" if p.is_dir() else p
     if not meta_path.is_file():
         raise FatalError(f"{meta_path}: no neml2 AOTI artifact here (metadata.json not found)")
@@ -100,12 +104,26 @@ def read_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
     return meta_path.parent, meta
 
 
+def _check_device_dtypes(given: Path, fixed: dict[str, Any], targets: list) -> None:
+    """Every dtype the per-device metadata file *given* lists is a compiled target of its
+    device (else the file is stale: another compile rewrote ``metadata.json``)."""
+    have = [f"{t['device']}/{t['dtype']}" for t in targets]
+    missing = [d for d in fixed["dtypes"] if f"{fixed['device']}/{d}" not in have]
+    if missing or not fixed["dtypes"]:
+        raise FatalError(
+            f"{given}: lists dtypes {fixed['dtypes']} for device '{fixed['device']}', but the "
+            f"artifact's metadata.json has no target {fixed['device']}/"
+            f"{missing[0] if missing else '<none listed>'}; compiled targets: {', '.join(have)}"
+        )
+
+
 class Model:
     """A compiled neml2 model: name-keyed ``forward`` / ``jvp`` / ``jacobian``.
 
-    ``Model(path, device=None, dtype=None)``: *path* is the artifact directory or
-    its ``metadata.json``; *device* / *dtype* pick a compiled target (default: the
-    first one listed).
+    ``Model(path, device=None, dtype=None)``: *path* is the artifact directory, its
+    ``metadata.json``, or a per-device ``<artifact>/<device>/<model>_meta.json`` (which
+    fixes the device: a different *device* is a FatalError). *device* / *dtype* pick a
+    compiled target (default: the first one listed).
     """
 
     def __init__(
@@ -114,13 +132,24 @@ class Model:
         device: str | torch.device | None = None,
         dtype: str | torch.dtype | None = None,
     ):
+        want_dev = None if device is None else torch.device(device).type
+        given, fixed = Path(path), None
+        if is_device_metadata(given):
+            path, fixed = read_device_metadata(given, SCHEMA_VERSION)
+            if want_dev is not None and want_dev != fixed["device"]:
+                raise FatalError(
+                    f"{given}: this per-device metadata is for device '{fixed['device']}', "
+                    f"but device='{want_dev}' was asked for"
+                )
+            want_dev = fixed["device"]
         self.path, self.metadata = read_metadata(path)
         meta = self.metadata
         where = self.path / "metadata.json"
         targets = meta["targets"]
         if not targets:
             raise FatalError(f"{where}: the artifact has no compiled targets")
-        want_dev = None if device is None else torch.device(device).type
+        if fixed is not None:
+            _check_device_dtypes(given, fixed, targets)
         want_dt = None
         if dtype is not None:
             want_dt = dtype if isinstance(dtype, str) else str(dtype).removeprefix("torch.")

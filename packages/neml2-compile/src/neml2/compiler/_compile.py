@@ -3,6 +3,7 @@
 ``compile_model(model, options, output_dir)`` writes the artifact::
 
     DIR/NAME/metadata.json
+    DIR/NAME/<device>/NAME_meta.json           per-device metadata: device, dtypes, ../metadata.json
     DIR/NAME/<device>/<dtype>/forward.pt2      outputs
     DIR/NAME/<device>/<dtype>/forward_into.pt2 outputs, into given tensors (--write-into)
     DIR/NAME/<device>/<dtype>/jacobian.pt2     outputs + the requested -d blocks
@@ -46,6 +47,8 @@ from neml2.tensors import FatalError
 
 #: Bumped whenever the artifact layout or metadata keys change incompatibly.
 SCHEMA_VERSION = 1
+#: How the per-device metadata file of each ``<device>/`` folder is named: NAME + this.
+DEVICE_METADATA_SUFFIX = "_meta.json"
 #: Bumped whenever the graphs built for the same model change (part of the cache key).
 GRAPH_VERSION = 3
 #: Batch size of the example inputs used for export (never 0 or 1: torch would specialise
@@ -98,6 +101,8 @@ class CompileResult:
     stub_path: Path
     metadata: dict[str, Any]
     graphs: list[GraphReport] = field(default_factory=list)
+    #: device -> its ``<device>/NAME_meta.json`` (see :func:`device_metadata`)
+    device_metadata_paths: dict[str, Path] = field(default_factory=dict)
 
     @property
     def cache_hits(self) -> int:
@@ -498,9 +503,28 @@ def compile_model(
 
     art.mkdir(parents=True, exist_ok=True)
     _write_text(result.metadata_path, json.dumps(meta, indent=2) + "\n")
+    for device in options.devices:
+        path = art / device / f"{name}{DEVICE_METADATA_SUFFIX}"
+        _write_text(path, json.dumps(device_metadata(device, options.dtypes), indent=2) + "\n")
+        result.device_metadata_paths[device] = path
     _write_text(result.stub_path, stub_text(name, meta))
     say(result.summary())
     return result
+
+
+def device_metadata(device: str, dtypes: list[str]) -> dict[str, Any]:
+    """The content of ``<device>/NAME_meta.json``: the one path that names both an
+    artifact and a device (``neml2.aoti.Model("out/elasticity/cpu/elasticity_meta.json")``).
+
+    ``metadata`` is the artifact's ``metadata.json`` relative to the file's folder;
+    ``dtypes`` are the dtype folders compiled for *device*. ``neml2.aoti`` reads it.
+    """
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "device": device,
+        "dtypes": list(dtypes),
+        "metadata": "../metadata.json",
+    }
 
 
 def stub_text(name: str, meta: dict[str, Any]) -> str:

@@ -12,9 +12,9 @@ Where the shapes come from, in order:
 3. every other input has none.
 
 The output shapes are then read off one eager probe call of the model at those input
-shapes (at small positive values, or at zero where the model refuses those) (a sub-batched parameter such as the slip-system geometry gives its outputs a
-per-slip axis even when no input has one), and step 2 is repeated until nothing
-changes.
+shapes, at small positive values or, where the model refuses those, at zero (a
+sub-batched parameter such as the slip-system geometry gives its outputs a per-slip
+axis even when no input has one), and step 2 is repeated until nothing changes.
 """
 
 from __future__ import annotations

@@ -16,11 +16,17 @@ from neml2.models import porous_flow as _porous_flow  # noqa: F401
 from neml2.models import predictors as _predictors  # noqa: F401
 from neml2.models import solid_mechanics as _solid_mechanics  # noqa: F401
 from neml2.models._composed import ComposedModel
-from neml2.models._factory import load_input, load_model
+from neml2.models._factory import load_input, load_model, load_nonlinear_system, load_string
 from neml2.models._input_file import InputFile
 from neml2.models._jit import CompiledModel, compile
 from neml2.models._model import Model
-from neml2.models._registry import ENTRY_POINT_GROUP, lookup, register, registered_types
+from neml2.models._registry import (
+    ENTRY_POINT_GROUP,
+    lookup,
+    register,
+    register_neml2_object,
+    registered_types,
+)
 from neml2.models._schema import (
     REQUIRED,
     NonlinearParameter,
@@ -45,11 +51,14 @@ __all__ = [
     "input",
     "load_input",
     "load_model",
+    "load_nonlinear_system",
+    "load_string",
     "lookup",
     "model_ref",
     "option",
     "output",
     "parameter",
     "register",
+    "register_neml2_object",
     "registered_types",
 ]

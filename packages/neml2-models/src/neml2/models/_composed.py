@@ -47,6 +47,10 @@ class ComposedModel(Model):
         names = self._register_children(children)
         self._order = self._sort(children, names)
         self._wire()
+        # second-order capable iff every child is (Normality checks it on the leaves)
+        self.SUPPORTS_SECOND_ORDER = all(
+            getattr(c, "SUPPORTS_SECOND_ORDER", True) for c in self._order
+        )
 
     # ------------------------------------------------------------------ wiring
     def _register_children(self, children: list[Model]) -> list[str]:
@@ -81,6 +85,15 @@ class ComposedModel(Model):
         for v, ps in providers.items():
             if len(ps) > 1:
                 unranked = [label[id(p)] for p in ps if label[id(p)] not in rank]
+                if unranked and _claims_rank(ps, v):
+                    # output(priority=) claims: low, then unclaimed, then high (wins)
+                    level = {"low": 0, None: 1, "high": 2}
+                    rank_of = {id(p): level[p.output_priorities.get(v)] for p in ps}
+                    ps = sorted(ps, key=lambda p: rank_of[id(p)])
+                    for lo, hi in itertools.pairwise(ps):
+                        before[id(hi)].add(id(lo))
+                    final[v] = ps[-1]
+                    continue
                 if unranked:
                     raise self.error(
                         f"variable '{v}' is provided by more than one model "
@@ -199,3 +212,13 @@ def _find_cycle(deps: dict[int, set[int]]) -> list[int]:
 
 
 __all__ = ["ComposedModel", "with_providers"]
+
+
+def _claims_rank(providers: list[Model], variable: str) -> bool:
+    """Do the providers' ``output_priorities`` claims order them with one winner?"""
+    claims = [p.output_priorities.get(variable) for p in providers]
+    if all(c is None for c in claims):
+        return False
+    level = {"low": 0, None: 1, "high": 2}
+    levels = sorted(level[c] for c in claims)
+    return len(set(levels)) == len(levels)

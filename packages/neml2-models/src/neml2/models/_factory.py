@@ -1,7 +1,9 @@
-"""``load_input`` / ``load_model``: build models from a HIT input file (py-eager).
+"""Build models from HIT input (py-eager): ``load_input`` / ``load_model`` read a file,
+``load_string`` reads text, ``load_nonlinear_system`` returns an ``[EquationSystems]`` block.
 
 Every failure is a :class:`neml2.tensors.FatalError` whose message starts with
-the ``file:line:column`` of the offending block or option.
+the ``file:line:column`` of the offending block or option (``<string>:line:column``
+for text given to ``load_string``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,24 @@ def parse_input(path: str | Path, overrides: Sequence[str] = ()) -> hit.Node:
     # reported by the HIT reader, which never opens or reads it
     try:
         return hit.parse_file(p, overrides=overrides).merged()
+    except hit.HitError as e:
+        raise FatalError(str(e)) from e
+
+
+#: the "file name" of text given to :func:`load_string`
+STRING = "<string>"
+
+
+def parse_string(text: str, overrides: Sequence[str] = ()) -> hit.Node:
+    """Parse HIT *text* (locations name ``<string>``), HIT errors becoming FatalError.
+
+    The same reader as :func:`parse_input` minus the file: ``!include`` paths are
+    relative to the working directory.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"HIT text must be a str, not {type(text).__name__}")
+    try:
+        return hit.parse(text, STRING, overrides).merged()
     except hit.HitError as e:
         raise FatalError(str(e)) from e
 
@@ -59,3 +79,54 @@ def load_model(
     if ctx.section("Models") is None:
         raise FatalError(f"{path}: no [Models] section; cannot load model '{name}'")
     return ctx.top_model(name)
+
+
+def load_string(
+    text: str,
+    name: str | None = None,
+    overrides: Sequence[str] = (),
+    *,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str = "cpu",
+) -> Any:
+    """Load model *name* from HIT *text* instead of a file (otherwise as :func:`load_model`).
+
+    Without *name*, ``[Models]`` must define exactly one top-level model, which is
+    loaded. Error locations read ``<string>:line:column``.
+    """
+    ctx = InputFile(parse_string(text, overrides), STRING, dtype=dtype, device=device)
+    models = ctx.section("Models")
+    if models is None:
+        what = f"model '{name}'" if name is not None else "a model"
+        raise FatalError(f"{STRING}: no [Models] section; cannot load {what}")
+    if name is None:
+        defined = [c.name for c in models.children()]
+        if len(defined) != 1:
+            raise FatalError(
+                f"{models.location}: [Models] defines {len(defined)} models "
+                f"({', '.join(defined) or 'none'}); name the one to load"
+            )
+        name = defined[0]
+    return ctx.top_model(name)
+
+
+def load_nonlinear_system(
+    path: str | Path,
+    name: str,
+    overrides: Sequence[str] = (),
+    *,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str = "cpu",
+) -> Any:
+    """The ``[EquationSystems]`` block *name* of the HIT file *path*, built.
+
+    The object an ``ImplicitUpdate`` names with ``equation_system`` (a
+    :class:`neml2.solvers.NonlinearSystem` for ``type = NonlinearSystem``): its
+    ``model``, ``unknowns``, ``residuals`` and ``givens``.
+    """
+    ctx = load_input(path, overrides, dtype=dtype, device=device)
+    if ctx.section("EquationSystems") is None:
+        raise FatalError(
+            f"{path}: no [EquationSystems] section; cannot load equation system '{name}'"
+        )
+    return ctx.object("EquationSystems", name)

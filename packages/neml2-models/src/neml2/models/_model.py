@@ -23,12 +23,14 @@ from this class:
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import torch
 
+from neml2.models import _chain_rule
 from neml2.models._inputs import (
     as_tensor,
     check_names,
@@ -51,25 +53,46 @@ from neml2.tensors._seed import identity_seed
 Outputs = TensorWrapper | tuple[TensorWrapper, ...]
 
 
+def _is_explicit(f) -> bool:
+    """Does a leaf's ``forward`` propagate tangents itself (the seed's form, a ``v``
+    keyword) rather than leave them to the typed algebra?"""
+    try:
+        return "v" in inspect.signature(f).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return False
+
+
 def _wrap_forward(f):
-    """Give a leaf's ``forward(*typed)`` the dict, ``v=`` and ``v2=`` entry points."""
+    """Give a leaf's ``forward(*typed)`` the dict, ``v=``, ``v2=`` and ``vh=`` entry points."""
+    explicit = _is_explicit(f)
 
     @functools.wraps(f)
-    def forward(self, *args, v=None, v2=None):
-        if len(args) == 1 and isinstance(args[0], Mapping) and v is None and v2 is None:
+    def forward(self, *args, v=None, v2=None, vh=None):
+        one_dict = len(args) == 1 and isinstance(args[0], Mapping)
+        if one_dict and v is None and v2 is None and vh is None:
             return self._forward_named(args[0])
         if len(args) != len(self.input_spec):
             raise FatalError(
                 f"{self._label()}: forward takes {len(self.input_spec)} inputs "
                 f"({', '.join(self.input_spec)}), got {len(args)}"
             )
+        if v is None and (v2 is not None or vh is not None):
+            raise FatalError(
+                f"{self._label()}: {'v2=' if v2 is not None else 'vh='} needs v= (the "
+                "first-order tangents it builds on); pass v={} for none"
+            )
         if not torch.compiler.is_compiling():  # traced calls: checked by their entry point
             args = self._check_typed_call(args, v, v2)
-        if v is None and v2 is None:
+            if vh is not None:
+                check_seeds(self._label(), "vh=", vh, self.input_spec, *self._placement(), 1)
+        if v is None:
             return self._call_leaf(f, args)
-        return self._forward_tangents(f, args, v, v2)
+        if explicit:
+            return self._call_explicit(f, args, v, v2, vh)
+        return self._forward_tangents(f, args, v, v2, vh)
 
     forward._neml2_leaf = f  # type: ignore[attr-defined]
+    forward._neml2_explicit = explicit  # type: ignore[attr-defined]
     return forward
 
 
@@ -86,11 +109,37 @@ class Model(torch.nn.Module):
     #: Set by the factory to the HIT block name.
     hit_name: str | None = None
 
+    #: Does ``forward`` take ``v2`` / ``vh`` (may it sit inside a ``Normality``)? A leaf
+    #: written on the typed algebra gets second-order tangents for free (True); one that
+    #: propagates tangents itself (``forward(..., v=None, v2=None, vh=None)``) says so
+    #: (default False). A ComposedModel sets it per instance from its children.
+    SUPPORTS_SECOND_ORDER: bool = True
+
+    #: output variable -> priority claim (``"high"`` / ``"low"`` / None) when sibling
+    #: models of a ComposedModel provide the same variable (from ``output(priority=)``)
+    output_priorities: ClassVar[dict[str, str | None]] = {}
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         f = cls.__dict__.get("forward")
         if f is not None and not hasattr(f, "_neml2_leaf"):
             cls.forward = _wrap_forward(f)
+        if f is not None and "SUPPORTS_SECOND_ORDER" not in cls.__dict__:
+            cls.SUPPORTS_SECOND_ORDER = not getattr(cls.forward, "_neml2_explicit", False)
+        # the seed's static I/O form: class-level ``input_spec`` / ``output_spec`` dicts
+        for kind in ("input_spec", "output_spec"):
+            spec = cls.__dict__.get(kind)
+            if isinstance(spec, Mapping):
+                setattr(cls, f"_class_{kind}", dict(spec))
+                delattr(cls, kind)
+        if "output_priorities" not in cls.__dict__:
+            claims = {
+                f.name: f.priority
+                for f in Schema.of(cls).fields
+                if isinstance(f, VariableField) and f.is_output and f.priority is not None
+            }
+            if claims:
+                cls.output_priorities = {**cls.output_priorities, **claims}
 
     def __init__(self, *, _where: str | None = None, _locations=None, **values: Any):
         super().__init__()
@@ -109,9 +158,16 @@ class Model(torch.nn.Module):
         #: option name -> variable name, for every variable field
         self.var: dict[str, str] = {}
         variables = [f for f in schema.fields if isinstance(f, VariableField)]
-        plain = {f.name: self.opts[f.name] for f in variables if "{" not in self.opts[f.name]}
+        plain = {
+            f.name: self.opts[f.name]
+            for f in variables
+            if self.opts[f.name] is not None and "{" not in self.opts[f.name]
+        }
         for f in variables:
             value = self.opts[f.name]
+            if value is None:  # an optional variable the model derives itself
+                self.var[f.name] = None
+                continue
             if "{" in value:  # a default derived from other variables, e.g. "{back_stress}_rate"
                 try:
                     value = value.format(**plain)
@@ -122,11 +178,24 @@ class Model(torch.nn.Module):
             else:
                 self.declare_input(value, f.type)
             self.var[f.name] = value
+            if f.attr:
+                object.__setattr__(self, f.attr, value)
+        for name, typ in getattr(type(self), "_class_input_spec", {}).items():
+            if name not in self._structural:
+                self.declare_input(name, typ)
+        for name, typ in getattr(type(self), "_class_output_spec", {}).items():
+            if name not in self.output_spec:
+                self.declare_output(name, typ)
+        for f in schema.fields:
+            if isinstance(f, OptionField) and f.attr:
+                object.__setattr__(self, f.attr, self.opts[f.name])
         self.setup()
         for f in schema.fields:
             if isinstance(f, ParameterField) and f.name not in self._param_meta:
                 if f.name not in self._promoted_of and not f.many and self.opts[f.name] is not None:
-                    self.declare_parameter(f.name, f.type, self.opts[f.name], buffer=f.buffer)
+                    self.declare_parameter(
+                        f.attr or f.name, f.type, self.opts[f.name], buffer=f.buffer
+                    )
 
     # ------------------------------------------------------------------ authoring
     def setup(self) -> None:
@@ -152,7 +221,9 @@ class Model(torch.nn.Module):
         self.output_spec[name] = typ
         return name
 
-    def declare_parameter(self, name: str, typ: type, value: Any, *, buffer: bool = False) -> None:
+    def declare_parameter(
+        self, name: str, typ: type, value: Any, *, buffer: bool = False, persistent: bool = True
+    ) -> None:
         """Register *value* as parameter *name*, or promote it to an input.
 
         *value*: typed value / tensor / number (a constant, trainable unless
@@ -183,7 +254,7 @@ class Model(torch.nn.Module):
                 raise self.error(f"parameter '{name}': {e}", name) from e
         raw = tw.data
         if buffer or not raw.is_floating_point():
-            self.register_buffer(name, raw)
+            self.register_buffer(name, raw, persistent=persistent)
         else:
             self.register_parameter(name, torch.nn.Parameter(raw.clone()))
         self._param_meta[name] = (typ, tw.sub_batch_ndim)
@@ -198,11 +269,132 @@ class Model(torch.nn.Module):
         typ, sub = self._param_meta[name]
         return typ(getattr(self, name), sub)
 
+    def _get_param(self, name: str, nl_params: tuple = ()) -> TensorWrapper:
+        """The typed value of parameter *name* inside an explicit leaf's ``forward(self,
+        *inputs, *nl_params, v=...)``: a constant from the model, a promoted one from the
+        ``nl_params`` pack (promoted inputs follow the structural ones in order)."""
+        var = self._promoted_of.get(name)
+        if var is None:
+            return self.param(name)
+        return nl_params[list(self._promoted).index(var)]
+
+    def declare_typed_parameter(
+        self, name: str, spec: Any, type_cls: type, *, factory=None, allow_nonlinear=False
+    ) -> None:
+        """Resolve *spec* and register parameter *name*, or promote it to an input.
+
+        *spec*: a typed value, tensor or number (a constant); or a string: numbers
+        (a literal), a ``[Tensors]`` name of *factory* (the input file being read), or,
+        with *allow_nonlinear*, a ``[Models]`` block (``model`` or ``model.variable``:
+        its output becomes an input of this model and the block joins the composition)
+        or any other name (a free input variable).
+        """
+        self.declare_parameter(
+            name, type_cls, self._resolve_spec(name, spec, type_cls, factory, allow_nonlinear)
+        )
+
+    def declare_typed_buffer(self, name: str, spec: Any, type_cls: type, *, factory=None) -> None:
+        """:meth:`declare_typed_parameter` for a constant (a buffer: never trained, never
+        promoted to an input)."""
+        value = self._resolve_spec(name, spec, type_cls, factory, False)
+        self.declare_parameter(name, type_cls, value, buffer=True)
+
+    def register_typed_parameter(self, name: str, value: TensorWrapper) -> None:
+        """Register a typed value as a trainable ``nn.Parameter`` named *name*."""
+        self.declare_parameter(name, type(value), value)
+
+    def register_typed_buffer(
+        self, name: str, value: TensorWrapper, persistent: bool = True
+    ) -> None:
+        """Register a typed value as a constant buffer named *name*."""
+        self.declare_parameter(name, type(value), value, buffer=True, persistent=persistent)
+
+    def _resolve_spec(self, name: str, spec: Any, typ: type, factory, allow_nonlinear: bool):
+        if not isinstance(spec, str):
+            return spec
+        tokens = spec.split()
+        try:
+            numbers = [float(t) for t in tokens]
+        except ValueError:
+            numbers = None
+        if numbers:
+            t = torch.tensor(numbers, dtype=torch.float64)
+            base = tuple(getattr(typ, "BASE_SHAPE", ()))
+            try:
+                return typ(t[0] if base == () and len(numbers) == 1 else t.reshape(base))
+            except Exception as e:
+                raise self.error(
+                    f"parameter '{name}' = '{spec}' is not a {typ.__name__}: {e}", name
+                ) from e
+        if len(tokens) == 1 and factory is not None and factory.has_tensor(spec):
+            return factory.tensor(spec)
+        if len(tokens) != 1 or not allow_nonlinear:
+            raise self.error(
+                f"parameter '{name}' = '{spec}' is neither numbers nor a [Tensors] name"
+                + ("" if allow_nonlinear else " (it may not name a variable)"),
+                name,
+            )
+        block, _, var = spec.partition(".")
+        if factory is not None and factory.has_block("Models", block):
+            outs = list(factory.model(block).output_spec)
+            if not var:
+                if len(outs) != 1:
+                    raise self.error(
+                        f"parameter '{name}' names model '{block}', which has {len(outs)} "
+                        f"outputs ({', '.join(outs)}); name one as '{block}.<variable>'",
+                        name,
+                    )
+                var = outs[0]
+            elif var not in outs:
+                raise self.error(
+                    f"parameter '{name}': model '{block}' has no output '{var}' "
+                    f"(outputs: {', '.join(outs)})",
+                    name,
+                )
+            return NonlinearParameter(variable=var, provider=block)
+        return NonlinearParameter(variable=spec)
+
+    # ------------------------------------------------------------------ chain rule
+    def apply_chain_rule(self, v, output_name: str, actions, *, output=None):
+        """``{output_name: {leaf: sum_i actions[i](v[i][leaf])}}`` (see
+        :mod:`neml2.models._chain_rule`)."""
+        return _chain_rule.apply_chain_rule(self, v, output_name, actions, output=output)
+
+    def apply_chain_rule_2(self, v, v2, output_name: str, actions_1, actions_2, vh=None):
+        """Second-order tangents ``y''(v, vh or v) + y'(v2)`` of one output."""
+        return _chain_rule.apply_chain_rule_2(self, v, v2, output_name, actions_1, actions_2, vh=vh)
+
+    def propagate_tangents(
+        self, v, output_name: str, actions_1, *, output=None, v2=None, actions_2=None, vh=None
+    ) -> tuple:
+        """``(v_out,)``, ``(v_out, v2_out)`` or ``(v_out, v2_out, vh_out)``, as asked."""
+        return _chain_rule.propagate_tangents(
+            self, v, output_name, actions_1, output=output, v2=v2, actions_2=actions_2, vh=vh
+        )
+
+    def call_by_name(self, state: Mapping[str, Any]) -> dict[str, TensorWrapper]:
+        """``forward`` on values keyed by variable name (typed values, or raw tensors
+        taken as the input's type); the outputs as typed values keyed by name."""
+        label = self._label()
+        check_names(label, state, self.input_spec, "input")
+        missing = [n for n in self.input_spec if n not in state]
+        if missing:
+            raise FatalError(f"{label}: missing input(s) {', '.join(missing)}")
+        args = [_typed(state[n], t) for n, t in self.input_spec.items()]
+        outs = _as_tuple(self(*args))
+        return dict(zip(self.output_spec, outs, strict=True))
+
     # ------------------------------------------------------------------ specs
     @property
     def input_spec(self) -> dict[str, type]:
-        """Ordered ``name -> type``: structural inputs, then promoted parameters."""
+        """Ordered ``name -> type``: structural inputs, then promoted parameters; the key
+        order is ``forward``'s positional order."""
         return {**self._structural, **self._promoted}
+
+    @input_spec.setter
+    def input_spec(self, spec: Mapping[str, type]) -> None:
+        """Set the structural inputs (a model whose inputs depend on its options)."""
+        self._structural = dict(spec)
 
     @property
     def input_names(self) -> list[str]:
@@ -295,6 +487,8 @@ class Model(torch.nn.Module):
     # ------------------------------------------------------------------ calls
     def _call_leaf(self, f, args) -> Outputs:
         typed = [_typed(x, t) for x, t in zip(args, self.input_spec.values(), strict=True)]
+        if getattr(type(self).forward, "_neml2_explicit", False):
+            return self._explicit_on_carried(f, typed)
         n = len(self._structural)
         if not self._promoted:
             return f(self, *typed[:n])
@@ -303,7 +497,9 @@ class Model(torch.nn.Module):
         # implicit update's Newton) is a side effect Dynamo refuses
         return f(_PromotedCall(self, dict(zip(self.input_spec, typed, strict=True))), *typed[:n])
 
-    def _forward_tangents(self, f, args, v, v2):
+    def _forward_tangents(self, f, args, v, v2, vh=None):
+        if vh is not None:
+            return self._forward_tangents_vh(f, args, v, v2, vh)
         v = v or {}
         xs = []
         for name, x, typ in zip(self.input_spec, args, self.input_spec.values(), strict=True):
@@ -316,6 +512,82 @@ class Model(torch.nn.Module):
             return (*prim, v_out)
         v2_out = {n: tangents2_of(o) for n, o in zip(self.output_spec, outs, strict=True)}
         return (*prim, v_out, v2_out)
+
+    def _forward_tangents_vh(self, f, args, v, v2, vh):
+        """``vh=`` on the typed algebra: the ``vh`` seeds ride along as extra leaves (and
+        each ``v2[a][b]`` as one first-order leaf of ``K_a K_b`` directions), so that
+        ``v2_out[a][b] = y''(v[a], vh[b]) + y'(v2[a][b])`` with only the ``v x vh`` pairs
+        of the Hessian, as the contract defines it."""
+        seeds: dict[str, dict[str, Any]] = {n: dict(d) for n, d in v.items()}
+        for n, d in vh.items():
+            for b, t in d.items():
+                seeds.setdefault(n, {})[_VH + b] = t
+        shapes: dict[tuple[str, str], tuple[int, int]] = {}
+        for n, d in (v2 or {}).items():
+            for a, inner in d.items():
+                for b, t in inner.items():
+                    data = t.data if isinstance(t, TensorWrapper) else torch.as_tensor(t)
+                    shapes[(a, b)] = (int(data.shape[0]), int(data.shape[1]))
+                    flat = data.reshape(-1, *data.shape[2:])
+                    if isinstance(t, TensorWrapper):
+                        flat = type(t)(flat, t.sub_batch_ndim)
+                    seeds.setdefault(n, {})[f"{_V2}{a}{_V2}{b}"] = flat
+        *prim, t1, t2 = self._forward_tangents(f, args, seeds, {})
+        v_out, vh_out, v2_out = {}, {}, {}
+        for n in self.output_spec:
+            v_out[n] = {k: t for k, t in t1[n].items() if not k.startswith((_VH, _V2))}
+            vh_out[n] = {k[len(_VH) :]: t for k, t in t1[n].items() if k.startswith(_VH)}
+            acc: dict[str, dict[str, TensorWrapper]] = {}
+            for a, inner in t2[n].items():
+                if a.startswith((_VH, _V2)):
+                    continue
+                for b, t in inner.items():
+                    if b.startswith(_VH):
+                        acc.setdefault(a, {})[b[len(_VH) :]] = t
+            for k, t in t1[n].items():
+                if k.startswith(_V2):
+                    a, b = k[len(_V2) :].split(_V2)
+                    ka, kb = shapes[(a, b)]
+                    g1 = type(t)(t.data.reshape(ka, kb, *t.data.shape[1:]), t.sub_batch_ndim)
+                    bucket = acc.setdefault(a, {})
+                    bucket[b] = g1 if b not in bucket else bucket[b] + g1
+            v2_out[n] = acc
+        return (*prim, v_out, v2_out, vh_out)
+
+    def _call_explicit(self, f, args, v, v2, vh):
+        """Call a leaf that propagates tangents itself (the seed's form) with the
+        contract's dictionaries; normalize its result to ``(*outputs, v_out[, ...])``."""
+        typed = [_typed(x, t) for x, t in zip(args, self.input_spec.values(), strict=True)]
+        res = _as_tuple(f(self, *typed, v=v, v2=v2, vh=vh))
+        want = len(self.output_spec) + 1 + (v2 is not None or vh is not None) + (vh is not None)
+        if len(res) != want:
+            raise FatalError(
+                f"{self._label()}: forward with v=/v2=/vh= must return the "
+                f"{len(self.output_spec)} output(s) and then "
+                f"{want - len(self.output_spec)} tangent dict(s), got {len(res)} values"
+            )
+        return res
+
+    def _explicit_on_carried(self, f, typed: list) -> Outputs:
+        """An explicit leaf among leaves written on the typed algebra: the inputs carry
+        their tangents, so read them into ``v`` (``v2``), call the leaf, and attach its
+        ``v_out`` (``v2_out``) to the outputs."""
+        names = list(self.input_spec)
+        if not any(x.tangents is not None or x.tangents2 is not None for x in typed):
+            return f(self, *typed)
+        v = {n: tangents_of(x) for n, x in zip(names, typed, strict=True) if x.tangents}
+        second = any(x.tangents2 is not None for x in typed)
+        v2 = {n: tangents2_of(x) for n, x in zip(names, typed, strict=True)} if second else None
+        prims = [x.primal() for x in typed]
+        res = self._call_explicit(f, prims, v, v2, None)
+        n = len(self.output_spec)
+        outs, v_out = res[:n], res[n]
+        v2_out = res[n + 1] if second else None
+        out = []
+        for name, o in zip(self.output_spec, outs, strict=True):
+            inner2 = None if v2_out is None else v2_out.get(name, {})
+            out.append(attach(o, v_out.get(name, {}), inner2))
+        return out[0] if n == 1 else tuple(out)
 
     def _typed_inputs(self, inputs: Mapping[str, Any]) -> list[TensorWrapper]:
         spec = self.input_spec
@@ -455,6 +727,9 @@ class Model(torch.nn.Module):
 
 
 _HOME = (torch.float64, torch.device("cpu"))
+#: leaf-name prefixes of the vh= seeds and the flattened v2= seeds (_forward_tangents_vh)
+_VH = "\x00vh:"
+_V2 = "\x00v2:"
 
 
 class _PromotedCall:

@@ -1,9 +1,10 @@
 """Registry of model classes keyed by their HIT ``type`` name.
 
-Built-in models register with :func:`register`. Third-party packages register
-through the ``neml2.models`` entry-point group: each entry point names a module
-(or object) whose import registers its classes; they are loaded the first time
-a type is looked up that is not built in.
+Built-in models register with :func:`register` (or :func:`register_neml2_object`, the
+reference library's name for it). Third-party packages register through the
+``neml2.models`` entry-point group: each entry point names a module (or object) whose
+import registers its classes; they are loaded the first time a type is looked up that
+is not built in.
 """
 
 from __future__ import annotations
@@ -45,6 +46,32 @@ def register(type_name: str | None = None) -> Callable[[T], T]:
         return cls
 
     return deco
+
+
+def register_neml2_object(cls: T | str | None = None, /, name: str | None = None):
+    """:func:`register` under the reference library's name (the same registry).
+
+    Three forms::
+
+        @register_neml2_object              # type name: the class name
+        @register_neml2_object()            # the same
+        @register_neml2_object("MyType")    # or register_neml2_object(name="MyType")
+
+    The first registers and returns the class; the others return the decorator.
+    """
+    if isinstance(cls, type):
+        if name is not None:
+            raise TypeError(
+                "register_neml2_object(cls, name=...): use @register_neml2_object(name)"
+            )
+        return register()(cls)
+    if isinstance(cls, str):
+        if name is not None:
+            raise TypeError("register_neml2_object: give the type name once")
+        return register(cls)
+    if cls is not None:
+        raise TypeError(f"register_neml2_object decorates a class, not a {type(cls).__name__}")
+    return register(name)
 
 
 def _load_plugins() -> None:

@@ -1,6 +1,7 @@
 """Declarative schemas: what a registered class accepts in HIT and from Python.
 
-A class lists its fields once, in ``fields``::
+A class lists its fields once, in ``fields`` (or, in the seed's spelling, in
+``hit = HitSchema(...)``, see :mod:`neml2.models.model`)::
 
     class YieldFunction(Model):
         fields = (
@@ -51,6 +52,9 @@ class Field:
     name: str
     doc: str = ""
     default: Any = REQUIRED
+    #: where the model keeps the value: the instance attribute holding a variable's
+    #: resolved name or an option's value, the name a parameter is registered under
+    attr: str | None = None
 
     kind = "option"
 
@@ -82,6 +86,8 @@ class VariableField(Field):
 
     type: type = object
     is_output: bool = False
+    #: an output's claim when sibling models provide the same variable ("high"/"low")
+    priority: str | None = None
 
     @property
     def kind(self) -> str:  # type: ignore[override]
@@ -218,7 +224,9 @@ class Schema:
         """Merge ``fields`` along the MRO (base-class fields first; subclasses override)."""
         merged: dict[str, Field] = {}
         for k in reversed(klass.__mro__):
-            for f in k.__dict__.get("fields", ()):
+            hit_schema = k.__dict__.get("hit")
+            own = getattr(hit_schema, "fields", ()) if hit_schema is not None else ()
+            for f in (*k.__dict__.get("fields", ()), *own):
                 merged[f.name] = f
         return cls(tuple(merged.values()))
 

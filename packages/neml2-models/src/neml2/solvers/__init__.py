@@ -1,10 +1,16 @@
-"""Nonlinear and linear solvers: Newton (in-graph while_loop), line search, LU, Schur complement."""
+"""Nonlinear and linear solvers: Newton (in-graph while_loop), line search, LU, Schur complement.
+
+``ConvergenceError`` (raised when a solve fails; recoverable) is
+:class:`neml2.tensors.ConvergenceError`, re-exported here.
+"""
 
 from neml2.solvers.linear import DenseLU, LinearSolver, SchurComplement
 from neml2.solvers.newton import Newton, NewtonResult, NewtonWithLineSearch
 from neml2.solvers.nonlinear_system import NonlinearSystem
+from neml2.tensors import ConvergenceError
 
 __all__ = [
+    "ConvergenceError",
     "DenseLU",
     "LinearSolver",
     "Newton",

@@ -60,6 +60,18 @@ class Normality(Model):
         if not isinstance(inner, Model):
             raise self.error("'model' must name a [Models] block", "model")
         self.model = inner
+        lacking = [
+            m._label()
+            for m in inner.modules()
+            if isinstance(m, Model) and not getattr(m, "SUPPORTS_SECOND_ORDER", True)
+        ]
+        if lacking:
+            raise self.error(
+                f"the wrapped model's leaf {', '.join(lacking)} has SUPPORTS_SECOND_ORDER = "
+                "False (its forward does not propagate v2=/vh=), but Normality "
+                "differentiates the function twice",
+                "model",
+            )
         fname = self.opts["function"]
         if fname not in inner.output_spec:
             raise self.error(
