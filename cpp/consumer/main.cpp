@@ -15,12 +15,12 @@ run_model(const std::string & path)
 {
   neml2::aoti::Model m(path);
   std::map<std::string, at::Tensor> x;
-  for (const auto & name : m.input_names())
+  for (std::size_t i = 0; i < m.input_names().size(); ++i)
   {
     std::vector<int64_t> shape{2};
-    const auto & base = m.input_base_shapes().at(name);
+    const auto & base = m.input_base_shapes()[i]; // positional, in input_names() order
     shape.insert(shape.end(), base.begin(), base.end());
-    x[name] = at::full(shape, 0.5, at::TensorOptions().dtype(m.dtype()));
+    x[m.input_names()[i]] = at::full(shape, 0.5, at::TensorOptions().dtype(m.dtype()));
   }
   const auto out = m.forward(x);
   for (const auto & [name, value] : out)

@@ -76,8 +76,17 @@ test_elasticity()
   CHECK(m.output_names() == std::vector<std::string>{"stress"});
   CHECK(m.variable_types().at("strain") == "SR2");
   CHECK(m.variable_types().at("stress") == "SR2");
-  CHECK(m.input_base_shapes().at("strain") == eager::Shape{6});
-  CHECK(m.output_base_shapes().at("stress") == eager::Shape{6});
+  CHECK(m.input_base_shapes() == std::vector<eager::Shape>{{6}});
+  CHECK(m.output_base_shapes() == std::vector<eager::Shape>{{6}});
+  CHECK(m.input_base_shape("strain") == eager::Shape{6});
+  CHECK(m.output_base_shape("stress") == eager::Shape{6});
+  CHECK_THROWS(aoti::FatalError,
+               m.input_base_shape("stran"),
+               "no input variable 'stran' (did you mean 'strain'?); the model's inputs are: "
+               "strain");
+  CHECK_THROWS(aoti::FatalError,
+               m.output_base_shape("strain"),
+               "no output variable 'strain'; the model's outputs are: stress");
   CHECK(m.input_sub_batch_ndim().empty());
   CHECK(m.derivatives().size() == 1 && m.derivatives()[0].first == "stress");
   CHECK(m.device().is_cpu());
@@ -185,7 +194,7 @@ test_convergence()
   for (const auto & n : m.input_names())
   {
     eager::Shape s{1};
-    for (auto d : m.input_base_shapes().at(n))
+    for (auto d : m.input_base_shape(n))
       s.push_back(d);
     x[n] = at::zeros(s, F64);
   }

@@ -57,6 +57,61 @@ check_values(Model & m, std::vector<int64_t> batch, double k)
   CHECK(close(jv.at("y"), ((k * x).unsqueeze(-1) * tr * t).sum(-1)));
 }
 
+/// The constructor forms: torch's Device / ScalarType (the documented spelling) and
+/// strings (ours) load the same target by one code path.
+void
+check_constructors(const fs::path & art)
+{
+  const auto x = at::rand({5}, F64);
+  const auto e = at::rand({5, 6}, F64);
+  Model ref(art.string());
+  const auto want = ref.forward({{"x", x}, {"strain", e}});
+  auto same = [&](Model & m)
+  {
+    CHECK(m.device().is_cpu());
+    CHECK(m.dtype() == at::kDouble);
+    CHECK((m.input_names() == std::vector<std::string>{"x", "strain"}));
+    CHECK((m.input_base_shapes() == std::vector<Shape>{{}, {6}}));
+    const auto got = m.forward({{"x", x}, {"strain", e}});
+    CHECK(close(got.at("y"), want.at("y")));
+    CHECK(close(got.at("s"), want.at("s")));
+  };
+  {
+    Model m(art.string(), at::kCPU); // dtype defaults to float64
+    same(m);
+  }
+  {
+    Model m(art.string(), at::Device("cpu"), at::kDouble);
+    same(m);
+  }
+  {
+    Model m((art / "metadata.json").string(), at::Device(at::kCPU, 0), at::kDouble);
+    same(m);
+  }
+  {
+    Model m(art.string(), std::string("cpu"));
+    same(m);
+  }
+  {
+    Model m(art.string(), "cpu:0", "float64");
+    same(m);
+  }
+  // targets the artifact lacks: the message lists the compiled ones
+  CHECK_THROWS(FatalError,
+               Model(art.string(), at::kCPU, at::kFloat),
+               "no target for device cpu and dtype float32; compiled targets: cpu/float64");
+  CHECK_THROWS(FatalError,
+               Model(art.string(), at::Device("cuda:1")),
+               "no target for device cuda and dtype float64; compiled targets: cpu/float64");
+  CHECK_THROWS(FatalError,
+               Model(art.string(), at::kCPU, at::kHalf),
+               "no target for device cpu and dtype float16");
+  CHECK_THROWS(
+      FatalError, Model(art.string(), "cuda:1", ""), "no target for device cuda and dtype any");
+  CHECK_THROWS(FatalError, Model(art.string(), "gpu:x"), "invalid device 'gpu:x'");
+  CHECK_THROWS(FatalError, Model("/nonexistent/artifact", at::kCPU), "metadata.json not found");
+}
+
 std::string
 read(const fs::path & p)
 {
@@ -101,8 +156,20 @@ main(int argc, char ** argv)
   Model m(art.string());
   CHECK((m.input_names() == std::vector<std::string>{"x", "strain"}));
   CHECK((m.output_names() == std::vector<std::string>{"y", "s"}));
-  CHECK((m.input_base_shapes().at("strain") == Shape{6}));
-  CHECK((m.input_base_shapes().at("x") == Shape{}));
+  // positional, in input_names() / output_names() order
+  CHECK((m.input_base_shapes() == std::vector<Shape>{{}, {6}}));
+  CHECK((m.output_base_shapes() == std::vector<Shape>{{}, {6}}));
+  // by name
+  CHECK((m.input_base_shape("strain") == Shape{6}));
+  CHECK((m.input_base_shape("x") == Shape{}));
+  CHECK((m.output_base_shape("s") == Shape{6}));
+  CHECK_THROWS(FatalError,
+               m.input_base_shape("strian"),
+               "no input variable 'strian' (did you mean 'strain'?); the model's inputs are: x, "
+               "strain");
+  CHECK_THROWS(FatalError,
+               m.output_base_shape("x"),
+               "no output variable 'x'; the model's outputs are: y, s");
   CHECK(m.variable_types().at("strain") == "SR2");
   CHECK(m.dtype() == at::kDouble);
   CHECK(m.device().is_cpu());
@@ -113,6 +180,7 @@ main(int argc, char ** argv)
 
   for (const auto & b : std::vector<std::vector<int64_t>>{{1}, {7}, {1000}, {}, {2, 3}})
     check_values(m, b, 2.0);
+  check_constructors(art);
 
   // Broadcasting: an unbatched x against batched strains.
   {

@@ -5,12 +5,14 @@ Inputs are raw name-keyed tensors ``(n, *sub_batch, *base)``: one step (``t~1 = 
 implicit models take a plastic step and their Newton solves converge.
 The explicit models of the newer families (viscoelasticity, GTN, traction-separation)
 take their inputs directly, sampled in the physical region and away from kinks.
-The files in ``zoo/`` are copies of the reference library's inputs or, for those
-families, written after its unit tests (see zoo/README.md).
+The ``seed_*`` cases are the models written in the seed's authoring contract
+(``../seed_models``). The files in ``zoo/`` are copies of the reference library's
+inputs or, for those families, written after its unit tests (see zoo/README.md).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +20,11 @@ from pathlib import Path
 import torch
 
 ZOO = Path(__file__).resolve().parent / "zoo"
+#: models written in the seed's authoring contract (registered on import)
+SEED = Path(__file__).resolve().parents[1] / "seed_models"
+sys.path.insert(0, str(SEED))
+import seed_models  # noqa: E402, F401
+
 F64 = torch.float64
 
 
@@ -225,6 +232,28 @@ def _finite_volume(n, g):
     }
 
 
+def _seed_elasticity(n, g):
+    return {
+        "T": 250.0 + 100.0 * torch.rand(n, generator=g, dtype=F64),
+        "strain": _r(g, n, 6, scale=0.02),
+    }
+
+
+def _seed_energy(n, g):
+    return {
+        "strain": _r(g, n, 6, scale=0.02),
+        "temperature": 250.0 + 100.0 * torch.rand(n, generator=g, dtype=F64),
+    }
+
+
+def _seed_parameters(n, g):
+    return {"z": _r(g, n, scale=2.0), "x": _r(g, n, scale=2.0), "shift": _r(g, n, scale=2.0)}
+
+
+def _seed_x(n, g):
+    return {"x": _r(g, n, scale=2.0)}
+
+
 CASES: dict[str, Case] = {
     c.name: c
     for c in (
@@ -324,5 +353,25 @@ CASES: dict[str, Case] = {
             ("concentration:concentration~1", "concentration:velocity"),
             sub_batch={"velocity": (_CELLS,), "concentration~1": (_CELLS,)},
         ),
+        Case(
+            "seed_elasticity",
+            SEED / "elasticity.i",
+            _seed_elasticity,
+            ("stress:strain", "stress:T"),
+        ),
+        Case(
+            "seed_energy_normality",
+            SEED / "energy_normality.i",
+            _seed_energy,
+            ("stress:strain", "stress:temperature", "entropy:strain", "entropy:temperature"),
+        ),
+        Case(
+            "seed_parameters",
+            SEED / "parameters.i",
+            _seed_parameters,
+            ("y:x", "y:z", "y:shift"),
+        ),
+        Case("seed_submodule", SEED / "submodule.i", _seed_x, ("y:x",)),
+        Case("seed_priorities", SEED / "priorities.i", _seed_x, ("y:x", "w:x")),
     )
 }

@@ -134,4 +134,20 @@ broadcast_batch_shape(const std::map<std::string, at::Tensor> & inputs,
   }
   return result;
 }
+
+const Shape &
+base_shape_by_name(const std::vector<std::string> & names,
+                   const std::vector<Shape> & shapes,
+                   const std::string & name,
+                   const std::string & kind)
+{
+  for (std::size_t i = 0; i < names.size() && i < shapes.size(); ++i)
+    if (names[i] == name)
+      return shapes[i];
+  std::string known;
+  for (const auto & n : names)
+    known += (known.empty() ? "" : ", ") + n;
+  throw FatalError("no " + kind + " variable '" + name + "'" + did_you_mean(name, names) +
+                   "; the model's " + kind + "s are: " + (known.empty() ? "(none)" : known));
+}
 } // namespace neml2::aoti

@@ -116,6 +116,8 @@ struct Model::Impl
   std::vector<std::string> inputs, outputs;
   std::map<std::string, std::string> types;
   std::map<std::string, Shape> in_base, out_base;
+  /// the same base shapes in `inputs` / `outputs` order
+  std::vector<Shape> in_base_list, out_base_list;
   /// per-variable sub-batch shape (crystal plasticity: the per-slip axis), between B and base
   std::map<std::string, Shape> in_sub, out_sub;
   /// sub + base: what every tensor of the variable ends in
@@ -134,6 +136,14 @@ struct Model::Impl
   c10::ScalarType dtype = at::kDouble;
   std::string target;
 
+  /// Read the artifact at `path` for the target of `device_type` ("cpu", "cuda"; empty:
+  /// any) and `dtype_str` ("float64", "float32"; empty: any); `index` (-1: none) is the
+  /// GPU the graphs run on.
+  void load(const std::string & path,
+            const std::string & device_type,
+            c10::DeviceIndex index,
+            const std::string & dtype_str);
+
   torch::inductor::AOTIModelPackageLoader & loader(const std::string & graph)
   {
     auto it = loaders.find(graph);
@@ -147,7 +157,8 @@ struct Model::Impl
     ensure_libtorch_loaded();
     try
     {
-      l = std::make_unique<torch::inductor::AOTIModelPackageLoader>(g->second);
+      l = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
+          g->second, "model", false, 1, device.has_index() ? device.index() : -1);
     }
     catch (const std::exception & e)
     {
@@ -287,7 +298,41 @@ struct Model::Impl
 Model::Model(const std::string & path, const std::string & device, const std::string & dtype)
     : _impl(std::make_unique<Impl>())
 {
-  auto & m = *_impl;
+  // "cuda:1": the target of the device type, run on that GPU
+  std::string type = device;
+  c10::DeviceIndex index = -1;
+  if (device.find(':') != std::string::npos)
+  {
+    try
+    {
+      const c10::Device d(device);
+      type = c10::DeviceTypeName(d.type(), /*lower_case=*/true);
+      index = d.index();
+    }
+    catch (const std::exception &)
+    {
+      throw FatalError(path + ": invalid device '" + device + "' (e.g. cpu, cuda, cuda:1)");
+    }
+  }
+  _impl->load(path, type, index, dtype);
+}
+
+Model::Model(const std::string & path, at::Device device, at::ScalarType dtype)
+    : _impl(std::make_unique<Impl>())
+{
+  _impl->load(path,
+              c10::DeviceTypeName(device.type(), /*lower_case=*/true),
+              device.has_index() ? device.index() : -1,
+              dtype_name(dtype));
+}
+
+void
+Model::Impl::load(const std::string & path,
+                  const std::string & device_type,
+                  c10::DeviceIndex index,
+                  const std::string & dtype_str)
+{
+  auto & m = *this;
   fs::path p(path);
   fs::path meta = fs::is_directory(p) ? p / "metadata.json" : p;
   m.meta_path = meta.string();
@@ -310,15 +355,17 @@ Model::Model(const std::string & path, const std::string & device, const std::st
                        " this runtime reads; recompile it with this neml2-compile");
     m.torch_built = j.at("torch_version", what).as_string(what + " torch_version");
     check_torch_compatible(m.torch_built, what);
-    for (const auto & [key, names, base, sub, trail] :
-         {std::make_tuple("inputs", &m.inputs, &m.in_base, &m.in_sub, &m.in_trail),
-          std::make_tuple("outputs", &m.outputs, &m.out_base, &m.out_sub, &m.out_trail)})
+    for (const auto & [key, names, base, list, sub, trail] :
+         {std::make_tuple("inputs", &m.inputs, &m.in_base, &m.in_base_list, &m.in_sub, &m.in_trail),
+          std::make_tuple(
+              "outputs", &m.outputs, &m.out_base, &m.out_base_list, &m.out_sub, &m.out_trail)})
       for (const auto & v : j.at(key, what).as_array(what + " " + key))
       {
         const auto & name = v.at("name", what + " " + key).as_string(what + " name");
         names->push_back(name);
         m.types[name] = v.at("type", what + " " + name).as_string(what + " type");
         (*base)[name] = read_shape(v.at("base_shape", what + " " + name), what + " base_shape");
+        list->push_back((*base)[name]);
         // "sub_batch": [sizes] (0 in artifacts written before sub-batch support: none)
         Shape s;
         if (v.has("sub_batch") && !v.at("sub_batch", what).is(Json::Kind::Number))
@@ -342,7 +389,7 @@ Model::Model(const std::string & path, const std::string & device, const std::st
     {
       const auto & dev = t.at("device", what + " target").as_string(what + " device");
       const auto & dt = t.at("dtype", what + " target").as_string(what + " dtype");
-      if ((device.empty() || device == dev) && (dtype.empty() || dtype == dt))
+      if ((device_type.empty() || device_type == dev) && (dtype_str.empty() || dtype_str == dt))
       {
         chosen = &t;
         break;
@@ -354,14 +401,17 @@ Model::Model(const std::string & path, const std::string & device, const std::st
       for (const auto & t : targets)
         have += (have.empty() ? "" : ", ") + t.at("device", what).as_string(what) + "/" +
                 t.at("dtype", what).as_string(what);
-      throw FatalError(what + ": no target for device " + (device.empty() ? "any" : device) +
-                       " and dtype " + (dtype.empty() ? "any" : dtype) +
+      throw FatalError(what + ": no target for device " +
+                       (device_type.empty() ? "any" : device_type) + " and dtype " +
+                       (dtype_str.empty() ? "any" : dtype_str) +
                        "; compiled targets: " + (have.empty() ? "none" : have));
     }
     const auto & dev = chosen->at("device", what).as_string(what);
     const auto & dt = chosen->at("dtype", what).as_string(what);
     m.target = dev + "/" + dt;
     m.device = c10::Device(dev);
+    if (index >= 0 && !m.device.is_cpu())
+      m.device = c10::Device(m.device.type(), index);
     m.dtype = parse_dtype(dt, what);
     for (const auto & [g, rel] : chosen->at("graphs", what).as_object(what + " graphs"))
     {
@@ -605,16 +655,28 @@ Model::variable_types() const
   return _impl->types;
 }
 
-const std::map<std::string, Shape> &
+const std::vector<Shape> &
 Model::input_base_shapes() const
 {
-  return _impl->in_base;
+  return _impl->in_base_list;
 }
 
-const std::map<std::string, Shape> &
+const std::vector<Shape> &
 Model::output_base_shapes() const
 {
-  return _impl->out_base;
+  return _impl->out_base_list;
+}
+
+const Shape &
+Model::input_base_shape(const std::string & name) const
+{
+  return base_shape_by_name(_impl->inputs, _impl->in_base_list, name, "input");
+}
+
+const Shape &
+Model::output_base_shape(const std::string & name) const
+{
+  return base_shape_by_name(_impl->outputs, _impl->out_base_list, name, "output");
 }
 
 const std::map<std::string, Shape> &

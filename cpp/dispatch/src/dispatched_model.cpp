@@ -464,8 +464,9 @@ DispatchedModel::DispatchedModel(const std::string & path,
     m.workers.push_back(std::move(w));
   }
   m.dtype = m.front().dtype();
-  for (const auto & [k, base] : m.front().input_base_shapes())
+  for (const auto & k : m.front().input_names())
   {
+    const auto & base = m.front().input_base_shape(k);
     Shape t = m.front().input_sub_batch_shapes().at(k);
     t.insert(t.end(), base.begin(), base.end());
     m.trail[k] = t;
@@ -503,7 +504,7 @@ DispatchedModel::forward(const TensorMap & inputs)
     {
       Shape s{n};
       const auto & sub = m.front().output_sub_batch_shapes().at(name);
-      const auto & base = m.front().output_base_shapes().at(name);
+      const auto & base = m.front().output_base_shape(name);
       s.insert(s.end(), sub.begin(), sub.end());
       s.insert(s.end(), base.begin(), base.end());
       dest[name] = at::empty(s, at::TensorOptions().dtype(m.dtype).device(m.home));
@@ -615,16 +616,28 @@ DispatchedModel::variable_types() const
   return _impl->front().variable_types();
 }
 
-const std::map<std::string, Shape> &
+const std::vector<Shape> &
 DispatchedModel::input_base_shapes() const
 {
   return _impl->front().input_base_shapes();
 }
 
-const std::map<std::string, Shape> &
+const std::vector<Shape> &
 DispatchedModel::output_base_shapes() const
 {
   return _impl->front().output_base_shapes();
+}
+
+const Shape &
+DispatchedModel::input_base_shape(const std::string & name) const
+{
+  return _impl->front().input_base_shape(name);
+}
+
+const Shape &
+DispatchedModel::output_base_shape(const std::string & name) const
+{
+  return _impl->front().output_base_shape(name);
 }
 
 const std::map<std::string, Shape> &

@@ -75,6 +75,8 @@ struct Model::Impl
   std::vector<std::string> inputs, outputs;
   std::map<std::string, std::string> types;
   std::map<std::string, Shape> in_base, out_base;
+  /// the same base shapes in `inputs` / `outputs` order
+  std::vector<Shape> in_base_list, out_base_list;
   std::map<std::string, int64_t> sub_ndim;
   std::map<std::string, Ref> sub_type; // typed wrapper class of each sub-batch input
   std::vector<std::pair<std::string, std::string>> pairs;
@@ -281,6 +283,7 @@ Model::Model(const std::string & input_file,
   auto read_spec = [&](const char * spec,
                        std::vector<std::string> & names,
                        std::map<std::string, Shape> & bases,
+                       std::vector<Shape> & list,
                        std::map<std::string, Ref> * keep)
   {
     Ref d = attr(m.model.get(), spec, ctx);
@@ -296,12 +299,13 @@ Model::Model(const std::string & input_file,
       m.types[key] = to_string(tn.get(), ctx);
       Ref base = attr(v, "BASE_SHAPE", ctx);
       bases[key] = to_shape(base.get(), ctx + ": base shape of '" + key + "'");
+      list.push_back(bases[key]);
       if (keep)
         (*keep)[key] = Ref::borrow(v);
     }
   };
-  read_spec("input_spec", m.inputs, m.in_base, &in_types);
-  read_spec("output_spec", m.outputs, m.out_base, nullptr);
+  read_spec("input_spec", m.inputs, m.in_base, m.in_base_list, &in_types);
+  read_spec("output_spec", m.outputs, m.out_base, m.out_base_list, nullptr);
   for (const auto & o : m.outputs)
     for (const auto & i : m.inputs)
       m.pairs.emplace_back(o, i);
@@ -421,16 +425,28 @@ Model::variable_types() const
   return _impl->types;
 }
 
-const std::map<std::string, Shape> &
+const std::vector<Shape> &
 Model::input_base_shapes() const
 {
-  return _impl->in_base;
+  return _impl->in_base_list;
 }
 
-const std::map<std::string, Shape> &
+const std::vector<Shape> &
 Model::output_base_shapes() const
 {
-  return _impl->out_base;
+  return _impl->out_base_list;
+}
+
+const Shape &
+Model::input_base_shape(const std::string & name) const
+{
+  return aoti::base_shape_by_name(_impl->inputs, _impl->in_base_list, name, "input");
+}
+
+const Shape &
+Model::output_base_shape(const std::string & name) const
+{
+  return aoti::base_shape_by_name(_impl->outputs, _impl->out_base_list, name, "output");
 }
 
 const std::map<std::string, int64_t> &

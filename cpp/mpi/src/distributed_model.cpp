@@ -470,8 +470,9 @@ DistributedModel::DistributedModel(const std::string & path,
         path, options.workers, options.scheduler, "cpu", dtype, local);
     for (const auto & [k, v] : m.local->named_parameters())
       m.param_shapes[k] = v.sizes().vec();
-    for (const auto & [k, base] : m.local->input_base_shapes())
+    for (const auto & k : m.local->input_names())
     {
+      const auto & base = m.local->input_base_shape(k);
       Shape t = m.local->input_sub_batch_shapes().at(k);
       t.insert(t.end(), base.begin(), base.end());
       m.trail[k] = t;
@@ -550,16 +551,28 @@ DistributedModel::variable_types() const
   return _impl->local->variable_types();
 }
 
-const std::map<std::string, Shape> &
+const std::vector<Shape> &
 DistributedModel::input_base_shapes() const
 {
   return _impl->local->input_base_shapes();
 }
 
-const std::map<std::string, Shape> &
+const std::vector<Shape> &
 DistributedModel::output_base_shapes() const
 {
   return _impl->local->output_base_shapes();
+}
+
+const Shape &
+DistributedModel::input_base_shape(const std::string & name) const
+{
+  return _impl->local->input_base_shape(name);
+}
+
+const Shape &
+DistributedModel::output_base_shape(const std::string & name) const
+{
+  return _impl->local->output_base_shape(name);
 }
 
 const std::vector<std::pair<std::string, std::string>> &

@@ -16,6 +16,20 @@ using namespace neml2::aoti;
 
 void bind_dispatch(py::module_ & m); // dispatch.cpp: DispatchedModel
 
+namespace
+{
+/// {name: base shape}: what the binding's input_base_shapes / output_base_shapes return
+/// (the C++ accessors are positional, in names order).
+std::map<std::string, Shape>
+shapes_by_name(const std::vector<std::string> & names, const std::vector<Shape> & shapes)
+{
+  std::map<std::string, Shape> out;
+  for (std::size_t i = 0; i < names.size() && i < shapes.size(); ++i)
+    out.emplace(names[i], shapes[i]);
+  return out;
+}
+} // namespace
+
 PYBIND11_MODULE(_core, m)
 {
   m.doc() = "libneml2: runtime for compiled neml2 models";
@@ -80,8 +94,17 @@ PYBIND11_MODULE(_core, m)
       .def_property_readonly("input_names", &Model::input_names)
       .def_property_readonly("output_names", &Model::output_names)
       .def_property_readonly("variable_types", &Model::variable_types)
-      .def_property_readonly("input_base_shapes", &Model::input_base_shapes)
-      .def_property_readonly("output_base_shapes", &Model::output_base_shapes)
+      .def_property_readonly("input_base_shapes",
+                             [](const Model & self)
+                             {
+                               return shapes_by_name(self.input_names(), self.input_base_shapes());
+                             })
+      .def_property_readonly("output_base_shapes",
+                             [](const Model & self)
+                             {
+                               return shapes_by_name(self.output_names(),
+                                                     self.output_base_shapes());
+                             })
       .def_property_readonly("input_sub_batch_shapes", &Model::input_sub_batch_shapes)
       .def_property_readonly("output_sub_batch_shapes", &Model::output_sub_batch_shapes)
       .def_property_readonly("derivatives", &Model::derivatives)

@@ -36,12 +36,13 @@ scheduler_of(const std::string & name, int64_t chunk_size, const std::vector<dou
   return make_scheduler(name); // FatalError naming the known ones
 }
 
+/// [tuple(base shape)] in names order, as neml2.aoti.Model returns them.
 py::list
-shapes_in_order(const std::vector<std::string> & names, const std::map<std::string, Shape> & s)
+shape_tuples(const std::vector<Shape> & shapes)
 {
   py::list out;
-  for (const auto & n : names)
-    out.append(py::tuple(py::cast(s.at(n))));
+  for (const auto & s : shapes)
+    out.append(py::tuple(py::cast(s)));
   return out;
 }
 
@@ -136,13 +137,12 @@ Same surface as neml2.aoti.Model; see docs/cpp-dispatch.md.)")
       .def_property_readonly("input_base_shapes",
                              [](const DispatchedModel & self)
                              {
-                               return shapes_in_order(self.input_names(), self.input_base_shapes());
+                               return shape_tuples(self.input_base_shapes());
                              })
       .def_property_readonly("output_base_shapes",
                              [](const DispatchedModel & self)
                              {
-                               return shapes_in_order(self.output_names(),
-                                                      self.output_base_shapes());
+                               return shape_tuples(self.output_base_shapes());
                              })
       .def_property_readonly("derivatives", &DispatchedModel::derivatives)
       .def_property_readonly("device",

@@ -16,6 +16,21 @@ using neml2::aoti::ConvergenceError;
 using neml2::aoti::FatalError;
 using neml2::eager::Model;
 using neml2::eager::Options;
+using neml2::eager::Shape;
+
+namespace
+{
+/// {name: base shape}: what the binding's input_base_shapes / output_base_shapes return
+/// (the C++ accessors are positional, in names order).
+std::map<std::string, Shape>
+shapes_by_name(const std::vector<std::string> & names, const std::vector<Shape> & shapes)
+{
+  std::map<std::string, Shape> out;
+  for (std::size_t i = 0; i < names.size() && i < shapes.size(); ++i)
+    out.emplace(names[i], shapes[i]);
+  return out;
+}
+} // namespace
 
 PYBIND11_MODULE(_eager, m)
 {
@@ -78,8 +93,17 @@ PYBIND11_MODULE(_eager, m)
       .def_property_readonly("input_names", &Model::input_names)
       .def_property_readonly("output_names", &Model::output_names)
       .def_property_readonly("variable_types", &Model::variable_types)
-      .def_property_readonly("input_base_shapes", &Model::input_base_shapes)
-      .def_property_readonly("output_base_shapes", &Model::output_base_shapes)
+      .def_property_readonly("input_base_shapes",
+                             [](const Model & self)
+                             {
+                               return shapes_by_name(self.input_names(), self.input_base_shapes());
+                             })
+      .def_property_readonly("output_base_shapes",
+                             [](const Model & self)
+                             {
+                               return shapes_by_name(self.output_names(),
+                                                     self.output_base_shapes());
+                             })
       .def_property_readonly("input_sub_batch_ndim", &Model::input_sub_batch_ndim)
       .def_property_readonly("derivatives", &Model::derivatives)
       .def_property_readonly("device",

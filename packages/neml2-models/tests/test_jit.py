@@ -605,3 +605,24 @@ def test_promoted_parameter_has_no_value_outside_forward(tmp_path_factory):
     with pytest.raises(RuntimeError, match="parameter 'coef' is given by variable 'coef'"):
         m.param("coef")
     assert float(m.param("order").data) == 1.5
+
+
+def test_each_compiled_model_has_its_own_dynamo_identity(tmp_path_factory):
+    """Dynamo keys what it learns about a frame's arguments (automatic dynamic shapes
+    and ints) by the code's file, first line and name, not by the code object: two
+    CompiledModels whose graph functions shared a name shared that state, and a per-slip
+    crystal model compiled after a J2 model failed in Inductor (one process, default CI:
+    tests-integration/routes/test_jit_one_process.py). Each copy has its own name."""
+    from torch._dynamo.pgo import CodeId
+
+    src = _write(tmp_path_factory, "elasticity_ids", ELASTICITY)
+    a, b = (neml2.compile(load_model(src, "elasticity"), backend="eager") for _ in range(2))
+    ids = set()
+    for jit in (a, b):
+        for op, fn in jit._compiled.items():
+            code = fn._torchdynamo_orig_callable.__code__
+            assert code.co_name.startswith(f"_{op}_graph_")
+            ids.add(CodeId.make(code))
+    assert len(ids) == 2 * len(a._compiled)
+    x = {"strain": _rand(3, 6)}
+    torch.testing.assert_close(a.forward(x)["stress"], b.forward(x)["stress"])

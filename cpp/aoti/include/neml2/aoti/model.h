@@ -32,11 +32,16 @@ class Model
 {
 public:
   /// Load the artifact at `path` (its directory or its metadata.json). `device`
-  /// ("cpu", "cuda") and `dtype` ("float64", "float32") pick a compiled target;
-  /// empty picks the first one listed.
+  /// ("cpu", "cuda", "cuda:1") and `dtype` ("float64", "float32") pick a compiled
+  /// target (a device index picks the GPU the graphs run on); empty picks the first
+  /// one listed.
   explicit Model(const std::string & path,
                  const std::string & device = "",
                  const std::string & dtype = "");
+  /// The same load, the target named by torch types: `Model(path, at::kCPU)`,
+  /// `Model(path, at::Device("cuda:0"), at::kFloat)`. A target the artifact was not
+  /// compiled for is a FatalError listing the compiled ones.
+  Model(const std::string & path, at::Device device, at::ScalarType dtype = at::kDouble);
   ~Model();
   Model(Model &&) noexcept;
   Model & operator=(Model &&) noexcept;
@@ -64,8 +69,12 @@ public:
   const std::vector<std::string> & output_names() const;
   /// Variable types as recorded by neml2-compile ("SR2", "Scalar", ...).
   const std::map<std::string, std::string> & variable_types() const;
-  const std::map<std::string, Shape> & input_base_shapes() const;
-  const std::map<std::string, Shape> & output_base_shapes() const;
+  /// Base shapes in input_names() / output_names() order ({6} for SR2, {} for Scalar).
+  const std::vector<Shape> & input_base_shapes() const;
+  const std::vector<Shape> & output_base_shapes() const;
+  /// The base shape of one variable by name; FatalError naming it and the known ones.
+  const Shape & input_base_shape(const std::string & name) const;
+  const Shape & output_base_shape(const std::string & name) const;
   /// Sub-batch shapes (e.g. the per-slip axis of crystal plasticity; empty for most
   /// variables). Tensors are (*B, *sub_batch, *base); Jacobian blocks
   /// (*B, *out_sub, *out_base, *in_sub, *in_base).

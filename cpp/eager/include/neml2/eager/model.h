@@ -71,8 +71,12 @@ public:
   const std::vector<std::string> & output_names() const;
   /// Variable types ("SR2", "Scalar", ...), inputs and outputs.
   const std::map<std::string, std::string> & variable_types() const;
-  const std::map<std::string, Shape> & input_base_shapes() const;
-  const std::map<std::string, Shape> & output_base_shapes() const;
+  /// Base shapes in input_names() / output_names() order.
+  const std::vector<Shape> & input_base_shapes() const;
+  const std::vector<Shape> & output_base_shapes() const;
+  /// The base shape of one variable by name; FatalError naming it and the known ones.
+  const Shape & input_base_shape(const std::string & name) const;
+  const Shape & output_base_shape(const std::string & name) const;
   /// Sub-batch axes of the inputs that have any (see Options::sub_batch_ndim).
   const std::map<std::string, int64_t> & input_sub_batch_ndim() const;
   /// Every (output, input) pair: all derivatives are available eagerly.

@@ -68,8 +68,12 @@ public:
   const std::vector<std::string> & input_names() const;
   const std::vector<std::string> & output_names() const;
   const std::map<std::string, std::string> & variable_types() const;
-  const std::map<std::string, Shape> & input_base_shapes() const;
-  const std::map<std::string, Shape> & output_base_shapes() const;
+  /// Base shapes in input_names() / output_names() order.
+  const std::vector<Shape> & input_base_shapes() const;
+  const std::vector<Shape> & output_base_shapes() const;
+  /// The base shape of one variable by name; FatalError naming it and the known ones.
+  const Shape & input_base_shape(const std::string & name) const;
+  const Shape & output_base_shape(const std::string & name) const;
   const std::vector<std::pair<std::string, std::string>> & derivatives() const;
   /// Inputs and outputs live on the CPU (MPI moves host buffers).
   c10::Device device() const;

@@ -28,6 +28,7 @@ grad mode, lazily on the first call.
 
 from __future__ import annotations
 
+import itertools
 import math
 import types
 import warnings
@@ -76,12 +77,25 @@ def compile(
     )
 
 
+_COPIES = itertools.count()
+
+
 def _fresh(fn):
-    """A copy of *fn* with its own code object: Dynamo caches graphs per code object,
-    so every CompiledModel gets its own cache (and recompile limit)."""
-    return types.FunctionType(
-        fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
-    )
+    """A copy of *fn* with its own code object *and its own name*.
+
+    Dynamo caches graphs per code object, so every CompiledModel gets its own cache
+    (and recompile limit). Its automatic-dynamic state, though, is keyed by where the
+    code comes from (file, first line, name: ``torch._dynamo.pgo.CodeId``): copies that
+    share a name share what one model's compiles taught Dynamo about the arguments, and
+    a later model then compiled with sizes and ints it took to vary across models (the
+    per-slip crystal model failed in Inductor after a J2 compile). A name per copy keeps
+    every CompiledModel's state its own.
+    """
+    name = f"{fn.__name__}_{next(_COPIES)}"
+    code = fn.__code__.replace(co_name=name)
+    if hasattr(code, "co_qualname"):  # Python >= 3.11
+        code = code.replace(co_qualname=name)
+    return types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
 
 
 def _is_solver(s) -> bool:

@@ -48,7 +48,7 @@ from neml2.models._schema import (
     VariableField,
 )
 from neml2.tensors import FatalError, Tensor, TensorWrapper, attach, tangents2_of, tangents_of
-from neml2.tensors._seed import identity_seed
+from neml2.tensors._seed import _direction, identity_seed
 
 Outputs = TensorWrapper | tuple[TensorWrapper, ...]
 
@@ -558,6 +558,9 @@ class Model(torch.nn.Module):
         """Call a leaf that propagates tangents itself (the seed's form) with the
         contract's dictionaries; normalize its result to ``(*outputs, v_out[, ...])``."""
         typed = [_typed(x, t) for x, t in zip(args, self.input_spec.values(), strict=True)]
+        by_name = dict(zip(self.input_spec, typed, strict=True))
+        v, vh = _typed_seeds(by_name, v, 1), _typed_seeds(by_name, vh, 1)
+        v2 = _typed_seeds(by_name, v2, 2)
         res = _as_tuple(f(self, *typed, v=v, v2=v2, vh=vh))
         want = len(self.output_spec) + 1 + (v2 is not None or vh is not None) + (vh is not None)
         if len(res) != want:
@@ -756,6 +759,25 @@ class _PromotedCall:
                     return functools.partial(attr, self)
                 break
         return getattr(self._model, name)
+
+
+def _typed_seeds(inputs: dict[str, TensorWrapper], seeds, nseed: int):
+    """The contract's ``v`` / ``vh`` (*nseed* 1) or ``v2`` (2) with every tangent a typed
+    value of its input's type, seed axes leading and aligned with the input's batch (a
+    raw ``(K, *base)`` seed, e.g. the identity of a Jacobian, gets its batch axes)."""
+    if seeds is None:
+        return None
+    out = {}
+    for name, inner in seeds.items():
+        x = inputs[name]
+        if nseed == 1:
+            out[name] = {a: x._new(_direction(x, t, 1), x.sub_batch_ndim) for a, t in inner.items()}
+        else:
+            out[name] = {
+                a: {b: x._new(_direction(x, t, 2), x.sub_batch_ndim) for b, t in d.items()}
+                for a, d in inner.items()
+            }
+    return out
 
 
 def _typed(x: Any, typ: type) -> TensorWrapper:
