@@ -256,6 +256,25 @@ def test_settings(tmp_path):
         load_input(p)
 
 
+def test_settings_uniform_example_batch_shape(tmp_path):
+    """The uniform form (one spec for every variable) of the reference's inputs; it and
+    the per-variable block are mutually exclusive; a bad spec fails at load time."""
+    from neml2.models import load_input
+
+    ctx = load_input(_write(tmp_path, "[Settings]\n  example_batch_shape = '(1000,)'\n[]\n"))
+    assert ctx.example_batch_shape("strain") == ((1000,), ())
+    ctx = load_input(_write(tmp_path, "[Settings]\n  example_batch_shape = '(2; 5)'\n[]\n"))
+    assert ctx.example_batch_shape("anything") == ((2,), (5,))
+    both = "[Settings]\n  example_batch_shape = '(2,)'\n  [example_batch_shape]\n    e = '(2)'\n  []\n[]\n"
+    with pytest.raises(FatalError, match=r":2:\d+: .*both .* mutually exclusive"):
+        load_input(_write(tmp_path, both))
+    with pytest.raises(FatalError, match=r":2:\d+: expected '\(dynamic...; sub...\)', got '2'"):
+        load_input(_write(tmp_path, "[Settings]\n  example_batch_shape = '2'\n[]\n"))
+    typo = "[Settings]\n  example_batch_shap = '(2,)'\n[]\n"
+    with pytest.raises(FatalError, match="did you mean 'example_batch_shape'"):
+        load_input(_write(tmp_path, typo))
+
+
 @register("_TestRate")
 class _Rate(Model):
     """``{x}_rate`` default output name derived from the input's name."""

@@ -231,14 +231,20 @@ class InputFile:
 
     # ------------------------------------------------------------ [Settings]
     def example_batch_shape(self, variable: str) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-        """``[Settings]/example_batch_shape/<variable> = '(dyn...; sub...)'``, parsed.
+        """``[Settings]/example_batch_shape/<variable> = '(dyn...; sub...)'``, parsed (or the
+        uniform ``[Settings]/example_batch_shape = '(...)'``, the same for every variable).
 
         Returns ``(dynamic_shape, sub_batch_shape)``: the shape a driver gives a value
         it has to invent (a zero-filled history input), and a trace hint for
         ``neml2-compile``. ``None`` when the variable is not listed.
         """
+        settings = self.root.find("Settings")
+        uniform = settings.param("example_batch_shape") if settings is not None else None
         node = self.root.find("Settings/example_batch_shape")
-        p = node.param(variable) if node is not None else None
+        if uniform is not None:  # the uniform form: one spec for every variable
+            p = uniform
+        else:
+            p = node.param(variable) if node is not None else None
         if p is None:
             return None
         text = p.as_str().strip()
@@ -260,12 +266,25 @@ class InputFile:
             return
         known = {"example_batch_shape"}
         for p in sec.params():
-            raise FatalError(f"{p.location}: unknown setting '{p.name}'; known: {', '.join(known)}")
+            if p.name not in known:
+                raise FatalError(
+                    f"{p.location}: unknown setting '{p.name}'{suggest(p.name, known)}; "
+                    f"known: {', '.join(sorted(known))}"
+                )
         for c in sec.children():
             if c.name not in known:
                 raise FatalError(
                     f"{c.location}: unknown [Settings] block '{c.name}'; known: {', '.join(known)}"
                 )
+        uniform, per_variable = sec.param("example_batch_shape"), sec.find("example_batch_shape")
+        if uniform is not None and per_variable is not None:
+            raise FatalError(
+                f"{uniform.location}: [Settings] gives example_batch_shape both as one spec for "
+                f"every variable and as a block per variable ({per_variable.location}); the two "
+                "forms are mutually exclusive"
+            )
+        if uniform is not None:
+            self.example_batch_shape("")  # the spec is checked now, not at first use
 
     # ------------------------------------------------------------ [Tensors]
     def has_tensor(self, name: str) -> bool:
