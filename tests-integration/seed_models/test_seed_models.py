@@ -79,9 +79,9 @@ def test_call_forms_of_the_contract():
 
 
 def test_vh_gives_only_the_v_times_vh_pairs():
-    """``vh=``: the Hessian applied to (v, vh) pairs plus g'(v2), on an explicit leaf and
-    on a leaf written on the typed algebra (ScalarLinearCombination has g'' = 0; the
-    SeedThermalEnergy pairs are compared with v2= over the union of seeds)."""
+    """``vh=`` on an explicit leaf: the Hessian applied to the (v, vh) pairs only, equal
+    to those of a v2= call over the union of the seeds (the typed-algebra form:
+    packages/neml2-models/tests/test_seed_contract.py)."""
     m = _load("energy_normality.i").model
     g = torch.Generator().manual_seed(3)
     strain, T = SR2(_rand(g, 2, 6, lo=-0.01, hi=0.01)), Scalar(_rand(g, 2, lo=250, hi=350))

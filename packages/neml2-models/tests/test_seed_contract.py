@@ -161,3 +161,30 @@ def test_chain_rule_helpers():
     assert len(r) == 3 and set(r[1]["y"]["a"]) == {"h"} and set(r[2]["y"]) == {"h"}
     assert len(propagate_tangents(m, v, "y", {"x": lambda t: t})) == 1
     assert len(propagate_tangents(m, v, "y", {"x": lambda t: t}, v2={})) == 2
+
+
+def test_vh_on_a_leaf_written_on_the_typed_algebra():
+    """vh= on a built-in (typed-algebra) leaf: only the v x vh pairs of the second
+    derivative, equal to those of a v2= call over the union of the seeds, plus y'(v2)."""
+    from neml2.factory import load_string
+
+    m = load_string(
+        "[Models]\n  [vm]\n    type = SR2Invariant\n    invariant_type = 'VONMISES'\n"
+        "    tensor = 's'\n    invariant = 'q'\n  []\n[]\n"
+    )
+    g = torch.Generator().manual_seed(5)
+    s = SR2(torch.rand(3, 6, generator=g, dtype=F64))
+    da = SR2(torch.rand(1, 3, 6, generator=g, dtype=F64))
+    db = SR2(torch.rand(2, 3, 6, generator=g, dtype=F64))
+    d2 = SR2(torch.rand(1, 1, 3, 6, generator=g, dtype=F64))
+    _, v_out, v2_out, vh_out = m(
+        s, v={"s": {"a": da}}, v2={"s": {"a": {"a": d2}}}, vh={"s": {"b": db}}
+    )
+    assert set(v2_out["q"]) == {"a"} and set(v2_out["q"]["a"]) == {"b", "a"}
+    assert set(vh_out["q"]) == {"b"} and set(v_out["q"]) == {"a"}
+    _, full1, full2 = m(s, v={"s": {"a": da, "b": db}}, v2={})
+    torch.testing.assert_close(v2_out["q"]["a"]["b"].data, full2["q"]["a"]["b"].data)
+    torch.testing.assert_close(vh_out["q"]["b"].data, full1["q"]["b"].data)
+    # y'(v2[a][a]) alone (no v x v Hessian term): the first-order map applied to d2
+    _, lin = m(s, v={"s": {"c": SR2(d2.data[0])}})
+    torch.testing.assert_close(v2_out["q"]["a"]["a"].data[0], lin["q"]["c"].data)
