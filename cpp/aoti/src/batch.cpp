@@ -150,4 +150,14 @@ base_shape_by_name(const std::vector<std::string> & names,
   throw FatalError("no " + kind + " variable '" + name + "'" + did_you_mean(name, names) +
                    "; the model's " + kind + "s are: " + (known.empty() ? "(none)" : known));
 }
+
+std::map<std::string, Shape>
+shapes_by_name(const std::vector<std::string> & names, const std::vector<Shape> & shapes)
+{
+  std::map<std::string, Shape> out;
+  for (std::size_t i = 0; i < names.size() && i < shapes.size(); ++i)
+    out.emplace(names[i], shapes[i]);
+  return out;
+}
+
 } // namespace neml2::aoti

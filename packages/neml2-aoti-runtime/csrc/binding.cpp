@@ -16,20 +16,6 @@ using namespace neml2::aoti;
 
 void bind_dispatch(py::module_ & m); // dispatch.cpp: DispatchedModel
 
-namespace
-{
-/// {name: base shape}: what the binding's input_base_shapes / output_base_shapes return
-/// (the C++ accessors are positional, in names order).
-std::map<std::string, Shape>
-shapes_by_name(const std::vector<std::string> & names, const std::vector<Shape> & shapes)
-{
-  std::map<std::string, Shape> out;
-  for (std::size_t i = 0; i < names.size() && i < shapes.size(); ++i)
-    out.emplace(names[i], shapes[i]);
-  return out;
-}
-} // namespace
-
 PYBIND11_MODULE(_core, m)
 {
   m.doc() = "libneml2: runtime for compiled neml2 models";

@@ -5,6 +5,7 @@
 // the binding releases it around each call. C++ exceptions become neml2.tensors
 // FatalError / ConvergenceError. Never imported by `import neml2.aoti`: the deployment
 // pair (neml2-tensors + neml2-aoti-runtime) has no neml2.models to run.
+#include "neml2/aoti/batch.h"
 #include "neml2/aoti/errors.h"
 #include "neml2/eager/model.h"
 
@@ -14,23 +15,10 @@
 namespace py = pybind11;
 using neml2::aoti::ConvergenceError;
 using neml2::aoti::FatalError;
+using neml2::aoti::shapes_by_name;
 using neml2::eager::Model;
 using neml2::eager::Options;
 using neml2::eager::Shape;
-
-namespace
-{
-/// {name: base shape}: what the binding's input_base_shapes / output_base_shapes return
-/// (the C++ accessors are positional, in names order).
-std::map<std::string, Shape>
-shapes_by_name(const std::vector<std::string> & names, const std::vector<Shape> & shapes)
-{
-  std::map<std::string, Shape> out;
-  for (std::size_t i = 0; i < names.size() && i < shapes.size(); ++i)
-    out.emplace(names[i], shapes[i]);
-  return out;
-}
-} // namespace
 
 PYBIND11_MODULE(_eager, m)
 {

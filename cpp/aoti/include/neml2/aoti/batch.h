@@ -39,6 +39,11 @@ const Shape & base_shape_by_name(const std::vector<std::string> & names,
                                  const std::string & name,
                                  const std::string & kind);
 
+/// {name: base shape} from the positional accessors (names and shapes in one order):
+/// what the Python bindings' input_base_shapes / output_base_shapes return.
+std::map<std::string, Shape> shapes_by_name(const std::vector<std::string> & names,
+                                            const std::vector<Shape> & shapes);
+
 /// "(2, 3)" style rendering used in error messages.
 std::string shape_str(at::IntArrayRef shape);
 
