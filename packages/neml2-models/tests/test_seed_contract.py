@@ -188,3 +188,27 @@ def test_vh_on_a_leaf_written_on_the_typed_algebra():
     # y'(v2[a][a]) alone (no v x v Hessian term): the first-order map applied to d2
     _, lin = m(s, v={"s": {"c": SR2(d2.data[0])}})
     torch.testing.assert_close(v2_out["q"]["a"]["a"].data[0], lin["q"]["c"].data)
+
+
+def test_a_positional_v_is_an_input_not_the_tangents():
+    """Only a keyword-only ``v`` (after ``*nl_params``) marks a leaf that propagates its
+    own tangents; ``forward(self, u, v)`` (a velocity ``v``) is a typed-algebra leaf."""
+
+    class _Flux(Model):
+        """f = u v"""
+
+        hit = HitSchema(
+            input("u", Scalar, "the field"),
+            input("v", Scalar, "the velocity"),
+            output("f", Scalar, "the flux"),
+        )
+
+        def forward(self, u, v):
+            return u * v
+
+    assert _Flux.SUPPORTS_SECOND_ORDER and not _Flux.forward._neml2_explicit
+    assert _Leaf.forward._neml2_explicit and not _Leaf.SUPPORTS_SECOND_ORDER
+    m = _Flux()
+    u, w = (Scalar(torch.tensor([2.0, 3.0], dtype=F64)) for _ in range(2))
+    _, v_out = m(u, w, v={"v": {"a": Scalar(torch.ones(1, 2, dtype=F64))}})
+    assert v_out["f"]["a"].data.tolist() == [[2.0, 3.0]]

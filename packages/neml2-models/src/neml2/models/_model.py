@@ -54,12 +54,15 @@ Outputs = TensorWrapper | tuple[TensorWrapper, ...]
 
 
 def _is_explicit(f) -> bool:
-    """Does a leaf's ``forward`` propagate tangents itself (the seed's form, a ``v``
-    keyword) rather than leave them to the typed algebra?"""
+    """Does a leaf's ``forward`` propagate tangents itself (the seed's form,
+    ``forward(self, *inputs, *nl_params, v=None, v2=None, vh=None)``: a keyword-only
+    ``v``) rather than leave them to the typed algebra? A positional parameter named
+    ``v`` is an input (a velocity), not the tangents."""
     try:
-        return "v" in inspect.signature(f).parameters
+        p = inspect.signature(f).parameters.get("v")
     except (TypeError, ValueError):  # pragma: no cover - builtins
         return False
+    return p is not None and p.kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def _wrap_forward(f):
