@@ -18,7 +18,7 @@ import nox
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["tests", "integration", "cpp", "wheels", "lint", "docs"]
+nox.options.sessions = ["tests", "integration", "cpp", "wheels", "compat", "lint", "docs"]
 
 ROOT = Path(__file__).resolve().parent
 CPP = ROOT / "cpp"
@@ -35,6 +35,10 @@ PACKAGES = [
 ]
 
 
+#: ``uv sync`` arguments that leave the compiled runtime out (nothing to build).
+NO_RUNTIME = ("--no-install-package", "neml2-aoti-runtime")
+
+
 def _sync(session: nox.Session, *args: str) -> None:
     """Install the locked environment described by ``uv sync`` *args* into the session venv."""
     session.run_install(
@@ -49,6 +53,28 @@ def _sync(session: nox.Session, *args: str) -> None:
 
 def _python(session: nox.Session) -> str:
     return str(Path(session.virtualenv.location) / "bin" / "python")
+
+
+def _release_tool():
+    """tools/neml2_release: the changelog rule, the release and the compatibility check
+    (plain Python beside the workspace, in no wheel; the sessions below wrap it)."""
+    tools = str(ROOT / "tools")
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    import neml2_release
+
+    return neml2_release
+
+
+def _check_changelogs(session: nox.Session) -> None:
+    """The changelog rule (docs/releasing.md): every package keeps a CHANGELOG.md, and a
+    commit changing packages/<p>/src changes its CHANGELOG.md or says it need not."""
+    tool = _release_tool()
+    report = tool.rule.check(ROOT)
+    for note in report.notes:
+        session.log(note)
+    if not report.ok:
+        session.error("changelog rule:\n  " + "\n  ".join(report.problems))
 
 
 @nox.session
@@ -163,7 +189,8 @@ def mpi(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff lint + format check and clang-format check (layering is tested in integration)."""
+    """Changelog rule, ruff lint + format check, clang-format check (layering: integration)."""
+    _check_changelogs(session)
     _sync(session, "--all-packages", "--group", "dev")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
@@ -207,6 +234,34 @@ def wheels(session: nox.Session) -> None:
             "uv", "pip", "install", "-q", "--no-deps", "--python", py, *wheels_, external=True
         )
         session.run(py, str(check), mode, external=True)
+
+
+@nox.session
+def compat(session: nox.Session) -> None:
+    """Deployment pair with the oldest neml2-tensors it allows; the oldest compiler's artifact."""
+    # docs/releasing.md; runs after `wheels`, whose runtime wheel in dist/ it reuses
+    tool = _release_tool()
+    try:
+        plan = tool.compat.plan(ROOT)
+        session.log(plan.describe())
+        compile_python = None
+        if plan.compiler.tag is None:  # this tree's neml2-compile compiles the artifact
+            # (compiling needs no runtime: neml2.aoti only loads AOTIModel stubs)
+            _sync(session, "--package", "neml2-compile", "--no-dev", *NO_RUNTIME)
+            compile_python = _python(session)
+        tool.compat.run_check(plan, ROOT, compile_python=compile_python)
+    except tool.ToolError as e:
+        session.error(str(e))
+
+
+@nox.session(python=False)
+def release(session: nox.Session) -> None:
+    """Release one package: nox -s release -- PACKAGE VERSION [--dry-run] (docs/releasing.md)."""
+    tool = _release_tool()
+    try:
+        tool.release.main(session.posargs, ROOT)
+    except tool.ToolError as e:
+        session.error(str(e))
 
 
 @nox.session

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib import metadata
+
 import pytest
 import torch
 
@@ -11,7 +13,9 @@ from neml2.tensors import ConvergenceError, FatalError, NEML2Error
 
 
 def test_versions():
-    assert aoti.__version__ == "0.1.0"
+    # libneml2's version is the distribution's: cpp/CMakeLists.txt reads it from
+    # this package's pyproject.toml, the one place a release bumps it
+    assert aoti.__version__ == metadata.version("neml2-aoti-runtime")
     # libneml2 was compiled against the torch we run with (same major.minor).
     assert aoti.torch_version().split(".")[:2] == torch.__version__.split(".")[:2]
 

@@ -265,7 +265,10 @@ def test_settings_uniform_example_batch_shape(tmp_path):
     assert ctx.example_batch_shape("strain") == ((1000,), ())
     ctx = load_input(_write(tmp_path, "[Settings]\n  example_batch_shape = '(2; 5)'\n[]\n"))
     assert ctx.example_batch_shape("anything") == ((2,), (5,))
-    both = "[Settings]\n  example_batch_shape = '(2,)'\n  [example_batch_shape]\n    e = '(2)'\n  []\n[]\n"
+    both = (
+        "[Settings]\n  example_batch_shape = '(2,)'\n"
+        "  [example_batch_shape]\n    e = '(2)'\n  []\n[]\n"
+    )
     with pytest.raises(FatalError, match=r":2:\d+: .*both .* mutually exclusive"):
         load_input(_write(tmp_path, both))
     with pytest.raises(FatalError, match=r":2:\d+: expected '\(dynamic...; sub...\)', got '2'"):
