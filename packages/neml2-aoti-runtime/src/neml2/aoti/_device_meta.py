@@ -26,6 +26,29 @@ SUFFIX = "_meta.json"
 _KEYS = ("schema_version", "device", "dtypes", "metadata")
 
 
+def read_json_object(
+    path: Path, what: str, keys: tuple[str, ...], schema_version: int
+) -> dict[str, Any]:
+    """The JSON object in *path* (an artifact's ``metadata.json`` or a per-device file,
+    *what* in the messages), with every key of *keys* and this *schema_version*; else a
+    FatalError naming *path*."""
+    try:
+        meta = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise FatalError(f"{path}: corrupt {what} (not valid JSON: {e})") from e
+    if not isinstance(meta, dict):
+        raise FatalError(f"{path}: corrupt {what} (not a JSON object)")
+    for key in keys:
+        if key not in meta:
+            raise FatalError(f"{path}: corrupt {what} (missing key '{key}')")
+    if meta["schema_version"] != schema_version:
+        raise FatalError(
+            f"{path}: {what} schema_version {meta['schema_version']!r} is not the "
+            f"{schema_version} this runtime reads; recompile it with this neml2-compile"
+        )
+    return meta
+
+
 def is_device_metadata(path: str | Path) -> bool:
     """Whether *path* is named like a per-device metadata file (it need not exist)."""
     name = Path(path).name
@@ -46,20 +69,7 @@ def read_device_metadata(path: str | Path, schema_version: int) -> tuple[Path, d
             f"{p}: per-device metadata file not found (neml2-compile writes "
             f"<artifact>/<device>/<model>{SUFFIX})"
         )
-    try:
-        meta = json.loads(p.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise FatalError(f"{p}: corrupt per-device metadata (not valid JSON: {e})") from e
-    if not isinstance(meta, dict):
-        raise FatalError(f"{p}: corrupt per-device metadata (not a JSON object)")
-    for key in _KEYS:
-        if key not in meta:
-            raise FatalError(f"{p}: corrupt per-device metadata (missing key '{key}')")
-    if meta["schema_version"] != schema_version:
-        raise FatalError(
-            f"{p}: per-device metadata schema_version {meta['schema_version']!r} is not the "
-            f"{schema_version} this runtime reads; recompile it with this neml2-compile"
-        )
+    meta = read_json_object(p, "per-device metadata", _KEYS, schema_version)
     device, dtypes, rel = meta["device"], meta["dtypes"], meta["metadata"]
     if not isinstance(device, str) or not device:
         raise FatalError(f"{p}: corrupt per-device metadata ('device' is not a device name)")

@@ -13,7 +13,6 @@ Every failure is a :class:`neml2.tensors.FatalError` naming the file or variable
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from difflib import get_close_matches
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 import torch
 
 from neml2.aoti import _core
-from neml2.aoti._device_meta import is_device_metadata, read_device_metadata
+from neml2.aoti._device_meta import is_device_metadata, read_device_metadata, read_json_object
 from neml2.tensors import FatalError
 
 #: The metadata schema this runtime reads.
@@ -65,6 +64,10 @@ def sub_batch_shape(v: Mapping[str, Any]) -> tuple[int, ...]:
     return () if isinstance(s, int) and s == 0 else tuple(int(d) for d in s)
 
 
+#: keys every metadata.json has
+_METADATA_KEYS = ("schema_version", "torch_version", "inputs", "outputs", "targets", "graphs")
+
+
 def read_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
     """``(artifact_dir, metadata)`` from an artifact directory, its ``metadata.json`` or
     one of its per-device ``<device>/<model>_meta.json`` files."""
@@ -74,20 +77,7 @@ def read_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
     meta_path = p / "metadata.json" if p.is_dir() else p
     if not meta_path.is_file():
         raise FatalError(f"{meta_path}: no neml2 AOTI artifact here (metadata.json not found)")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise FatalError(f"{meta_path}: corrupt metadata (not valid JSON: {e})") from e
-    if not isinstance(meta, dict):
-        raise FatalError(f"{meta_path}: corrupt metadata (not a JSON object)")
-    for key in ("schema_version", "torch_version", "inputs", "outputs", "targets", "graphs"):
-        if key not in meta:
-            raise FatalError(f"{meta_path}: corrupt metadata (missing key '{key}')")
-    if meta["schema_version"] != SCHEMA_VERSION:
-        raise FatalError(
-            f"{meta_path}: metadata schema_version {meta['schema_version']!r} is not the "
-            f"{SCHEMA_VERSION} this runtime reads; recompile it with this neml2-compile"
-        )
+    meta = read_json_object(meta_path, "metadata", _METADATA_KEYS, SCHEMA_VERSION)
     _core.check_torch_compatible(str(meta["torch_version"]), str(meta_path))
     try:
         for v in (*meta["inputs"], *meta["outputs"]):
