@@ -144,3 +144,10 @@ def test_rename_section_and_param():
         node.name = "bad name"
     with pytest.raises(ValueError):
         root.name = "x"
+
+
+def test_comment_right_after_a_closing_bracket_round_trips():
+    """``[]#c`` (no gap before the comment) renders as written, not as ``[] #c``: the
+    fuzz test found it on a conformance input with a '#' appended."""
+    for text in ("[a]\n  x = 1\n[]#c\n", "[a]\n  x = 1\n[]  # c\n", "[a]\n[b]\n[]#\n[]\n"):
+        assert hit.render(hit.parse(text, "t.i")) == text

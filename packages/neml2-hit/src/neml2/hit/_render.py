@@ -89,7 +89,8 @@ def _section(node: Node, depth: int, out: list[str], *, with_prefix: bool) -> No
         out.append("\n" + INDENT * depth)
     out.append(node._close_text if node._close_text is not None else "[]")
     if node._close_comment_text is not None:
-        out.append((node._close_comment_ws or " ") + node._close_comment_text)
+        ws = node._close_comment_ws if node._close_comment_ws is not None else " "
+        out.append(ws + node._close_comment_text)
 
 
 # -- canonical formatting ------------------------------------------------------------------------
