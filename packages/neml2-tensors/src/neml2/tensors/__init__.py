@@ -5,6 +5,11 @@ Types (base shape): ``Scalar ()``, ``Vec (3)``, ``SR2 (6, Mandel)``, ``R2 (3, 3)
 ``MillerIndex (3, int64)`` and the dynamic-base ``Tensor``. Storage
 ``(*dynamic_batch, *sub_batch, *base)``; values may carry forward-mode tangents
 (:func:`seed`, :func:`attach`, :func:`tangents_of`).
+
+``torch.exp(x)`` and the other functions of :data:`TORCH_FUNCTIONS` accept typed values
+(through ``__torch_function__``); other torch functions raise a ``TypeError`` naming
+what to use. A missing attribute (a spelling of the reference library, such as
+``Scalar.linspace``) raises an ``AttributeError`` with ``did you mean``.
 """
 
 from neml2.tensors import _pytree
@@ -57,6 +62,7 @@ from neml2.tensors._seed import attach, jacobian_block, seed, tangents2_of, tang
 from neml2.tensors._sr2 import SR2
 from neml2.tensors._ssr4 import SSR4
 from neml2.tensors._tensor import Tensor
+from neml2.tensors._torch_function import supported as _supported_torch_functions
 from neml2.tensors._vec import Vec
 from neml2.tensors._wr2 import WR2
 
@@ -66,12 +72,18 @@ for _cls in TYPES:
     _pytree.register(_cls)
 del _cls
 
+#: The torch functions that accept typed values (``torch.exp(x)`` runs
+#: :func:`neml2.tensors.exp`, tangents included). Any other torch function raises a
+#: ``TypeError`` naming the ``neml2.tensors`` function to use, or saying to take ``x.data``.
+TORCH_FUNCTIONS: tuple[str, ...] = tuple(_supported_torch_functions())
+
 __all__ = [
     "MATMUL_RULES",
     "MRP",
     "R2",
     "SR2",
     "SSR4",
+    "TORCH_FUNCTIONS",
     "TYPES",
     "WR2",
     "ConvergenceError",

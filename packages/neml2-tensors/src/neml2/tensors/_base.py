@@ -27,6 +27,7 @@ import torch
 from neml2.tensors import _tangents as T
 from neml2.tensors._broadcast import align, describe, insert_singletons
 from neml2.tensors._errors import ShapeError
+from neml2.tensors._spellings import missing_attribute
 from neml2.tensors._tangents import Dual
 
 Number = numbers.Number
@@ -73,7 +74,16 @@ def _flat(x):
         yield x
 
 
-class TensorWrapper:
+class TypedMeta(type):
+    """Metaclass of the typed tensors: a class attribute that does not exist raises an
+    ``AttributeError`` saying what to use (``Scalar.linspace`` -> ``did you mean
+    neml2.tensors.linspace(...)?``). Reached only after the ordinary lookup failed."""
+
+    def __getattr__(cls, name: str):
+        raise AttributeError(missing_attribute(cls, name, on_class=True))
+
+
+class TensorWrapper(metaclass=TypedMeta):
     """Typed tensor: ``data (*dynamic_batch, *sub_batch, *base)`` + ``sub_batch_ndim``.
 
     Construct with ``Type(data, sub_batch_ndim=0)``; ``data`` may be a tensor, a nested
@@ -172,6 +182,24 @@ class TensorWrapper:
     def _lin(self, fn, out: type | None = None, base_ndim=None):
         """Apply a raw linear map on trailing dims to the value and its tangents."""
         return self._unary_dual(lambda d: d.lin(fn), out, base_ndim)
+
+    def __getattr__(self, name: str):
+        # reached only when the ordinary lookup failed: say what to use instead
+        raise AttributeError(missing_attribute(type(self), name, on_class=False))
+
+    # ------------------------------------------------------------ torch functions
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """``torch.<function>`` called with a typed value (``torch.exp(x)``, ...).
+
+        Functions with a typed meaning run the ``neml2.tensors`` function that
+        propagates the tangents too (``torch.exp`` -> :func:`neml2.tensors.exp`, on
+        ``Scalar`` / ``Tensor``); see ``neml2.tensors.TORCH_FUNCTIONS``. Any other
+        raises a ``TypeError`` naming what to use (or saying to take ``x.data``).
+        """
+        from neml2.tensors._torch_function import dispatch
+
+        return dispatch(func, args, {} if kwargs is None else kwargs)
 
     # ------------------------------------------------------------ shapes
     @property
