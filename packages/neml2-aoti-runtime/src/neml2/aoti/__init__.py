@@ -41,11 +41,14 @@ __all__ = [
 
 
 def cmake_prefix_path() -> str:
-    """Directory to pass as ``CMAKE_PREFIX_PATH`` for ``find_package(neml2)``.
+    """Return the directory to pass as ``CMAKE_PREFIX_PATH`` for ``find_package(neml2)``.
 
     The wheel ships libneml2, its headers and ``neml2Config.cmake``::
 
         prefix=$(python -c "import neml2.aoti as a; print(a.cmake_prefix_path())")
         cmake -DCMAKE_PREFIX_PATH="$prefix" ...
+
+    Returns:
+        The absolute path of the installed ``neml2/aoti`` package directory.
     """
     return str(Path(__file__).resolve().parent)

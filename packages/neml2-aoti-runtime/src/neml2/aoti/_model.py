@@ -24,8 +24,8 @@ from neml2.aoti import _core
 from neml2.aoti._device_meta import is_device_metadata, read_device_metadata, read_json_object
 from neml2.tensors import FatalError
 
-#: The metadata schema this runtime reads.
 SCHEMA_VERSION = 1
+"""The artifact metadata schema version this runtime reads (``schema_version`` in metadata.json)."""
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
@@ -59,7 +59,15 @@ class Jacobian(dict):
 
 
 def sub_batch_shape(v: Mapping[str, Any]) -> tuple[int, ...]:
-    """A variable's ``sub_batch`` shape (``0``: written before sub-batch support, none)."""
+    """Read a variable's sub-batch shape from its metadata entry.
+
+    Args:
+        v: one entry of ``metadata["inputs"]`` or ``metadata["outputs"]``.
+
+    Returns:
+        The ``sub_batch`` shape; ``()`` when the entry has none, or has ``0``
+            (written before sub-batch support).
+    """
     s = v.get("sub_batch", [])
     return () if isinstance(s, int) and s == 0 else tuple(int(d) for d in s)
 
@@ -69,8 +77,24 @@ _METADATA_KEYS = ("schema_version", "torch_version", "inputs", "outputs", "targe
 
 
 def read_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
-    """``(artifact_dir, metadata)`` from an artifact directory, its ``metadata.json`` or
-    one of its per-device ``<device>/<model>_meta.json`` files."""
+    """Read and check the metadata of a compiled artifact.
+
+    Args:
+        path: the artifact directory, its ``metadata.json``, or one of its
+            per-device ``<device>/<model>_meta.json`` files.
+
+    Returns:
+        ``(artifact_dir, metadata)``: the directory that holds ``metadata.json``,
+            and its content (keys ``schema_version``, ``torch_version``,
+            ``inputs``, ``outputs``, ``targets``, ``graphs``, and where present
+            ``derivatives`` and ``parameters``).
+
+    Raises:
+        FatalError: no ``metadata.json`` at *path*; a file that is not valid
+            JSON, lacks a key or has another ``schema_version`` than
+            :data:`SCHEMA_VERSION`; an artifact compiled with another torch
+            major.minor version; corrupt entries. The message names the file.
+    """
     p = Path(path)
     if is_device_metadata(p):
         p, _ = read_device_metadata(p, SCHEMA_VERSION)
@@ -110,10 +134,22 @@ def _check_device_dtypes(given: Path, fixed: dict[str, Any], targets: list) -> N
 class Model:
     """A compiled neml2 model: name-keyed ``forward`` / ``jvp`` / ``jacobian``.
 
-    ``Model(path, device=None, dtype=None)``: *path* is the artifact directory, its
-    ``metadata.json``, or a per-device ``<artifact>/<device>/<model>_meta.json`` (which
-    fixes the device: a different *device* is a FatalError). *device* / *dtype* pick a
-    compiled target (default: the first one listed).
+    Tensors are keyed by variable name. An input is ``(*B, *in_sub, *in_base)``
+    (batch shape, the variable's fixed sub-batch shape, often ``()``, and its
+    base shape, e.g. ``(6,)`` for an SR2); the inputs' batch shapes broadcast
+    to one ``B``. Every input must be given, of the target's dtype and device.
+    ``model(inputs)`` is :meth:`forward`.
+
+    Attributes:
+        path: the artifact directory (``pathlib.Path``).
+        metadata: the content of its ``metadata.json`` (see :func:`read_metadata`).
+        target: the chosen compiled target, a dict with ``device``, ``dtype``
+            and ``graphs``.
+        input_names: the input variable names, in metadata order (``list[str]``).
+        output_names: the output variable names, in metadata order (``list[str]``).
+        input_types: each input's tensor type name, e.g. ``"SR2"`` (``dict[str, str]``).
+        output_types: each output's tensor type name (``dict[str, str]``).
+        derivatives: the compiled Jacobian blocks, ``(output, input)`` pairs.
     """
 
     def __init__(
@@ -122,6 +158,23 @@ class Model:
         device: str | torch.device | None = None,
         dtype: str | torch.dtype | None = None,
     ):
+        """Load a compiled artifact for one of its compiled targets.
+
+        Args:
+            path: the artifact directory, its ``metadata.json``, or a per-device
+                ``<artifact>/<device>/<model>_meta.json``, which fixes the device.
+            device: the device type of the target (``"cpu"``, ``"cuda"``, or a
+                ``torch.device``; the index is ignored). Default ``None``: the
+                first target listed (or the per-device file's device).
+            dtype: the dtype of the target (``"float64"``, ``torch.float32``,
+                ...). Default ``None``: the first target listed for the device.
+
+        Raises:
+            FatalError: the metadata cannot be read (see :func:`read_metadata`);
+                a per-device file and a *device* that differ, or a per-device
+                file that lists a dtype the artifact has no target for; no
+                compiled target matches *device* and *dtype*.
+        """
         want_dev = None if device is None else torch.device(device).type
         given, fixed = Path(path), None
         if is_device_metadata(given):
@@ -181,10 +234,12 @@ class Model:
     # ------------------------------------------------------------------ introspection
     @property
     def input_base_shapes(self) -> list[tuple[int, ...]]:
+        """Per input (in :attr:`input_names` order), the base shape, e.g. ``(6,)``."""
         return [tuple(self._in_base[n]) for n in self.input_names]
 
     @property
     def output_base_shapes(self) -> list[tuple[int, ...]]:
+        """Per output (in :attr:`output_names` order), the base shape, e.g. ``(6,)``."""
         return [tuple(self._out_base[n]) for n in self.output_names]
 
     @property
@@ -194,22 +249,42 @@ class Model:
 
     @property
     def output_sub_batch_shapes(self) -> list[tuple[int, ...]]:
+        """Per output, the fixed sub-batch shape between ``B`` and the base (often ``()``)."""
         return [self._out_sub[n] for n in self.output_names]
 
     @property
     def device(self) -> torch.device:
+        """The device of the chosen target (``torch.device``, no index)."""
         return self._device
 
     @property
     def dtype(self) -> torch.dtype:
+        """The dtype of the chosen target, ``torch.float64`` or ``torch.float32``."""
         return self._dtype
 
     def named_parameters(self) -> dict[str, torch.Tensor]:
-        """The promoted parameters (mutable in place; the next call sees the change)."""
+        """Return the promoted parameters (those compiled with ``neml2-compile -p``).
+
+        Returns:
+            ``{name: tensor}``, each tensor of its compiled shape (``()`` for a
+                scalar). The tensors are the ones the model uses: changing one in
+                place changes what the next call computes.
+        """
         return self._cpp.named_parameters()
 
     def set_parameter(self, name: str, value: Any) -> None:
-        """Replace promoted parameter *name* wholesale (same shape as compiled)."""
+        """Replace a promoted parameter's value wholesale.
+
+        Args:
+            name: the parameter name, as :meth:`named_parameters` lists it.
+            value: the new value: a tensor, number or nested list, converted
+                to the model's dtype and device; its shape must be the compiled
+                one.
+
+        Raises:
+            FatalError: *name* is not a promoted parameter, or *value* has
+                another shape.
+        """
         if name not in self._param_shapes:
             known = ", ".join(self._param_shapes) or "(none)"
             raise FatalError(
@@ -274,17 +349,44 @@ class Model:
             raise
 
     def forward(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
-        """``{output: (*B, *out_sub, *out_base)}`` for ``{input: (*B, *in_sub, *in_base)}``."""
+        """Evaluate the model.
+
+        Args:
+            inputs: ``{input: (*B, *in_sub, *in_base)}``, every input of the model.
+
+        Returns:
+            ``{output: (*B, *out_sub, *out_base)}`` for every output.
+
+        Raises:
+            FatalError: an unknown or missing input (with a suggestion for a
+                misspelt name), a wrong trailing shape, dtype or device, or
+                batch shapes that do not broadcast.
+            ConvergenceError: an implicit solve compiled into the model did not
+                converge at some batch point (the solver settings are compiled in).
+        """
         return self._call(self._cpp.forward, inputs)
 
     __call__ = forward
 
     def forward_into(self, inputs: Mapping[str, Any], outputs: Mapping[str, torch.Tensor]) -> None:
-        """``forward`` stored into *outputs*: one contiguous tensor per output at
-        ``(*B, *out_sub, *out_base)``, of the model's dtype and device. An artifact compiled
-        with ``neml2-compile --write-into`` has its kernels store there directly (no
-        output allocation, no copy, see ``writes_into``); otherwise the results are
-        copied in."""
+        """Evaluate the model, storing the outputs into given tensors.
+
+        An artifact compiled with ``neml2-compile --write-into`` has its kernels
+        store there directly (no output allocation, no copy; see
+        :attr:`writes_into`); otherwise the results are copied in.
+
+        Args:
+            inputs: ``{input: (*B, *in_sub, *in_base)}``, as for :meth:`forward`.
+            outputs: ``{output: (*B, *out_sub, *out_base)}``: one contiguous
+                tensor per output, of the model's dtype and device, overwritten.
+
+        Raises:
+            FatalError: as for :meth:`forward`, or an unknown output, or an
+                output tensor that is missing, of the wrong shape, dtype or
+                device, or not contiguous (checked before anything is computed).
+            ConvergenceError: an implicit solve compiled into the model did not
+                converge at some batch point (the solver settings are compiled in).
+        """
         self._call(lambda x: self._cpp.forward_into(x, dict(outputs)), inputs)
 
     @property
@@ -295,8 +397,24 @@ class Model:
     def jacobian(
         self, inputs: Mapping[str, Any]
     ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
-        """Outputs and the compiled blocks ``J[out][in]`` at
-        ``(*B, *out_sub, *out_base, *in_sub, *in_base)``."""
+        """Evaluate the model and its compiled Jacobian blocks.
+
+        Args:
+            inputs: ``{input: (*B, *in_sub, *in_base)}``, as for :meth:`forward`.
+
+        Returns:
+            ``(outputs, J)``: the outputs as :meth:`forward` returns them, and
+                ``J[out][in]`` at ``(*B, *out_sub, *out_base, *in_sub, *in_base)``
+                for each compiled pair (:attr:`derivatives`). Indexing a pair that
+                was not compiled raises a :class:`FatalError` naming the
+                ``neml2-compile -d OUT:IN`` option to add.
+
+        Raises:
+            FatalError: as for :meth:`forward`, or an artifact compiled without
+                derivatives.
+            ConvergenceError: an implicit solve compiled into the model did not
+                converge at some batch point (the solver settings are compiled in).
+        """
         out, blocks = self._call(self._cpp.jacobian, inputs)
         known = [f"{o}:{i}" for o, i in self.derivatives]
         J = Jacobian(known)
@@ -307,6 +425,23 @@ class Model:
     def jvp(
         self, inputs: Mapping[str, Any], tangents: Mapping[str, Any]
     ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-        """Outputs and ``sum_i J[out][i] . t_i`` for every output whose needed blocks were
-        compiled (missing tangents count as zero)."""
+        """Evaluate the model and a Jacobian-vector product from the compiled blocks.
+
+        Args:
+            inputs: ``{input: (*B, *in_sub, *in_base)}``, as for :meth:`forward`.
+            tangents: ``{input: t_i}``, each the shape of its input; a missing
+                tangent counts as zero.
+
+        Returns:
+            ``(outputs, jvp)``: the outputs as :meth:`forward` returns them, and
+                ``jvp[out] = sum_i J[out][i] . t_i`` at ``(*B, *out_sub, *out_base)``
+                for every output whose blocks with respect to all given tangents
+                were compiled.
+
+        Raises:
+            FatalError: as for :meth:`forward` (the same checks on *tangents*),
+                or an artifact compiled without derivatives.
+            ConvergenceError: an implicit solve compiled into the model did not
+                converge at some batch point (the solver settings are compiled in).
+        """
         return self._call(self._cpp.jvp, inputs, tangents)

@@ -59,9 +59,22 @@ __all__ = [
 
 
 def format_text(text: str, filename: str = "<string>") -> str:
-    """Return *text* in the canonical layout (see :func:`format_node`).
+    """Reformat HIT text in the canonical layout (see :func:`format_node`).
 
     Only the syntax is checked (includes are read, ``${...}`` is not evaluated),
     so a file that needs, say, an environment variable can still be formatted.
+
+    Args:
+        text: the HIT input.
+        filename: the name used in error locations and to resolve relative
+            ``!include`` paths (``"<string>"``: relative to the working directory).
+
+    Returns:
+        The formatted text: one element per line, ending in a newline (``""``
+            for an input with no elements).
+
+    Raises:
+        HitSyntaxError: *text* is not valid HIT.
+        HitIncludeError: an ``!include`` cannot be read.
     """
     return format_node(parse_tree(text, filename))

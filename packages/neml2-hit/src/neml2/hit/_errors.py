@@ -25,7 +25,16 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Location:
-    """A position in an input: file name, 1-based line and 1-based column."""
+    """A position in an input: file name, 1-based line and 1-based column.
+
+    ``str(location)`` is ``file:line:column``. Instances are frozen.
+
+    Attributes:
+        file: the input's file name (``"<string>"`` for in-memory text,
+            ``"<command line>"`` for overrides).
+        line: 1-based line number.
+        column: 1-based column number (characters, a tab counts as one).
+    """
 
     file: str
     line: int
@@ -44,9 +53,16 @@ class HitError(Exception):
         line: 1-based line number.
         column: 1-based column number (characters, a tab counts as one).
         reason: a short human-readable explanation, without the location.
+        location: the :class:`Location` of ``file``, ``line`` and ``column``.
     """
 
     def __init__(self, location: Location, reason: str) -> None:
+        """Make an error whose message is ``file:line:column: reason``.
+
+        Args:
+            location: the place the error refers to.
+            reason: a short human-readable explanation, without the location.
+        """
         self.location = location
         self.file = location.file
         self.line = location.line

@@ -30,14 +30,16 @@ __all__ = [
     "value_limit",
 ]
 
-#: Default bound on the size of one input file, in bytes.
 MAX_FILE_BYTES = 64 * 2**20
-#: Default bound on one value after ``${...}`` substitution, in bytes (UTF-8).
+"""Default bound on the size of one input file, in bytes (64 MiB)."""
 MAX_VALUE_BYTES = 10 * 2**20
+"""Default bound on one value after ``${...}`` substitution, in bytes of UTF-8 (10 MiB)."""
 #: The substituted values of one parse together: at most this many value bounds.
 TOTAL_FACTOR = 8
 FILE_BYTES_ENV = "NEML2_HIT_MAX_FILE_BYTES"
+"""The environment variable that replaces :data:`MAX_FILE_BYTES` (a positive integer)."""
 VALUE_BYTES_ENV = "NEML2_HIT_MAX_VALUE_BYTES"
+"""The environment variable that replaces :data:`MAX_VALUE_BYTES` (a positive integer)."""
 
 
 def _limit(explicit: int | None, keyword: str, env: str, default: int, at: Location) -> int:
@@ -73,9 +75,19 @@ def nbytes(text: str) -> int:
 
 
 def file_kind(mode: int) -> str | None:
-    """What a file of ``st_mode`` *mode* is, in words, when it is not a regular file
-    (``"a directory"``, ``"a FIFO"``, ...); None for a regular file. The reader refuses
-    everything but regular files, and the command-line tools say why with this."""
+    """Name the kind of a file that is not a regular file.
+
+    The reader refuses everything but regular files, and the command-line tools
+    say why with this.
+
+    Args:
+        mode: a file mode, as in ``os.stat(path).st_mode``.
+
+    Returns:
+        ``None`` for a regular file; otherwise the kind in words:
+            ``"a directory"``, ``"a FIFO"``, ``"a character device"``,
+            ``"a block device"``, ``"a socket"`` or ``"a special file"``.
+    """
     if stat.S_ISREG(mode):
         return None
     for test, name in (

@@ -28,8 +28,8 @@ from ._tree import Comment, Include, Item, Node, Param
 
 __all__ = ["MAX_DEPTH", "MAX_INCLUDE_DEPTH", "parse", "parse_file", "parse_tree"]
 
-#: Maximum nesting of sections (path segments count as levels).
 MAX_DEPTH = 100
+"""Maximum nesting of sections (path segments count as levels); deeper is a HitSyntaxError."""
 #: Maximum nesting of ``!include`` directives.
 MAX_INCLUDE_DEPTH = 32
 #: The UTF-8 byte-order mark, accepted (and dropped) at the start of an input.
@@ -341,10 +341,30 @@ def _include(
 
 
 def parse_tree(text: str, filename: str = "<string>", *, max_file_bytes: int | None = None) -> Node:
-    """Build the syntax tree of *text* (no duplicate check, no substitution).
+    """Build the syntax tree of HIT text, without duplicate checks or substitution.
 
-    A byte-order mark at the start of *text* is dropped. Included files may have
-    at most *max_file_bytes* bytes (default: ``$NEML2_HIT_MAX_FILE_BYTES``, else 64 MiB).
+    Parameters set twice are both kept, ``:=`` overrides are not resolved and
+    ``${...}`` expressions stay as written; :func:`parse` does those steps. A
+    byte-order mark at the start of *text* is dropped.
+
+    Args:
+        text: the HIT input.
+        filename: the name used in error locations and to resolve relative
+            ``!include`` paths (``"<string>"``: relative to the working directory).
+        max_file_bytes: the size bound of each included file, in bytes (default
+            ``None``: ``$NEML2_HIT_MAX_FILE_BYTES``, else 64 MiB). *text* itself
+            is not bounded.
+
+    Returns:
+        The root :class:`Node` (empty name) of the lossless tree.
+
+    Raises:
+        TypeError: *text* is not a ``str``.
+        ValueError: *max_file_bytes* is given but is not a positive integer.
+        HitSyntaxError: *text* or an included file is not valid HIT.
+        HitIncludeError: an ``!include`` cannot be read (missing, not a regular
+            file, too large, not UTF-8, a cycle, nested too deeply).
+        HitError: ``$NEML2_HIT_MAX_FILE_BYTES`` is set but is not a positive integer.
     """
     if not isinstance(text, str):
         raise TypeError(f"HIT text must be str, not {type(text).__name__}")
@@ -381,8 +401,18 @@ def parse(
         max_value_bytes: the bound on a value after ``${...}`` substitution
             (default: ``$NEML2_HIT_MAX_VALUE_BYTES``, else 10 MiB).
 
+    Returns:
+        The root :class:`Node` (empty name), with duplicates checked, ``:=``
+            overrides resolved, *overrides* applied and ``${...}`` evaluated.
+
     Raises:
-        HitError: any syntax, include, duplicate, override or substitution problem.
+        ValueError: *max_file_bytes* or *max_value_bytes* is given but is not a
+            positive integer.
+        HitError: any syntax, include, duplicate, override or substitution
+            problem (the subclasses :class:`HitSyntaxError`,
+            :class:`HitIncludeError`, :class:`HitDuplicateError`,
+            :class:`HitOverrideError`, :class:`HitSubstitutionError`), or a size
+            bound's environment variable that is not a positive integer.
     """
     value_bound = value_limit(max_value_bytes, Location(filename, 1, 1))
     root = parse_tree(text, filename, max_file_bytes=max_file_bytes)
@@ -407,8 +437,30 @@ def parse_file(
     must exist, and a parameter it does not have yet may only join a block that
     already holds parameters (a :class:`HitOverrideError` otherwise, suggesting
     the closest existing path); ``+Models/new/type=Foo`` creates whatever is
-    missing. The file must be a regular file of at most *max_file_bytes* bytes;
-    see :func:`parse` for the keywords.
+    missing.
+
+    Args:
+        path: the input file. It must be a regular file of UTF-8 text (a
+            leading byte-order mark is dropped); relative ``!include`` paths are
+            resolved against its directory.
+        overrides: command-line style assignments, applied in order after
+            parsing and before ``${...}`` substitution (default: none).
+        max_file_bytes: the size bound of the file and of each included file, in
+            bytes (default: ``$NEML2_HIT_MAX_FILE_BYTES``, else 64 MiB).
+        max_value_bytes: the bound on a value after ``${...}`` substitution
+            (default: ``$NEML2_HIT_MAX_VALUE_BYTES``, else 10 MiB).
+
+    Returns:
+        The root :class:`Node` (empty name), as :func:`parse` returns it.
+
+    Raises:
+        HitIncludeError: *path* cannot be read (missing, not a regular file,
+            larger than *max_file_bytes*, not UTF-8).
+        HitOverrideError: an override names a block or parameter the input does
+            not have.
+        HitError: any other problem :func:`parse` reports.
+        ValueError: *max_file_bytes* or *max_value_bytes* is given but is not a
+            positive integer.
     """
     name = os.fspath(path)
     at = Location(name, 1, 1)

@@ -29,7 +29,21 @@ def _comment(item: Param | Node | Include) -> str:
 
 
 def render(node: Node) -> str:
-    """Render *node* (a root, or a single section with its subtree) as HIT text."""
+    """Write a tree, or one section with its subtree, back as HIT text.
+
+    Elements parsed from text keep their original whitespace, quoting and
+    comments, so ``render(parse_tree(text)) == text``; elements created or
+    modified through the API are written in the canonical layout.
+
+    Args:
+        node: a root (its body is written, with the input's trailing
+            whitespace), or any section (written from its ``[name]`` header to
+            its closing ``[]``, indented for its depth in the tree).
+
+    Returns:
+        The HIT text. The content of an ``!include`` is not written, only the
+            directive.
+    """
     out: list[str] = []
     if node.parent is None and node.is_root:
         _body(node.items, 0, out)
@@ -103,7 +117,22 @@ def _canon_comment(text: str | None, ws: str | None) -> str:
 
 
 def format_node(node: Node) -> str:
-    """Render *node* in the canonical layout (see the module docstring)."""
+    """Write a tree, or one section with its subtree, in the canonical layout.
+
+    The layout behind ``neml2-hit fmt``: two spaces of indentation per level,
+    ``name = value``, one element per line, at most one blank line in a row,
+    comments kept (with the spaces before a trailing comment, so aligned
+    comments stay aligned), legacy ``[./x]``/``[../]`` headers modernised.
+    Values are written exactly as in the source.
+
+    Args:
+        node: a root (its body is written), or any section (written from its
+            ``[name]`` header to its closing ``[]``, indented for its depth).
+
+    Returns:
+        The formatted text, ending in a newline (``""`` for an empty root).
+            ``!include`` directives are kept as directives.
+    """
     lines: list[str] = []
     if node.parent is None and node.is_root:
         _canon_body(node.items, 0, lines)

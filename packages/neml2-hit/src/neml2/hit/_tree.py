@@ -45,11 +45,23 @@ def _scalar_token(v: Scalar) -> str:
 
 
 def value_token(value: Any) -> tuple[str, str]:
-    """Render a Python value as a HIT value token.
+    """Write a Python value as a HIT value token.
 
-    Returns ``(token, raw)``: the source text to write (quoted and escaped
-    where needed) and the raw string a parser will read back from it.
     Lists become space-separated arrays, lists of lists ``;``-separated rows.
+    Bools are written ``true``/``false``, numbers with ``repr``, strings as they
+    are.
+
+    Args:
+        value: a ``str``, ``int``, ``float`` or ``bool``, a list (or tuple) of
+            them, or a list of such lists (the rows of a matrix).
+
+    Returns:
+        ``(token, raw)``: the source text to write (single-quoted, with ``\\``,
+            ``'`` and ``$`` escaped, where needed) and the raw string a parser will
+            read back from it.
+
+    Raises:
+        TypeError: an element is not a ``str``, ``int``, ``float`` or ``bool``.
     """
     if isinstance(value, list | tuple):
         if value and all(isinstance(r, list | tuple) for r in value):
@@ -109,11 +121,28 @@ class _Item:
 
 
 class Comment(_Item):
-    """A comment on a line of its own: ``# text``."""
+    """A comment on a line of its own: ``# text``.
+
+    Attributes:
+        text: the comment as written, ``#`` included.
+        location: where the comment starts in its file.
+        prefix: the whitespace (blank lines included) before the comment, or
+            ``None`` for canonical formatting.
+        parent: the section the comment belongs to (``None`` when detached).
+    """
 
     __slots__ = ("text",)
 
     def __init__(self, text: str, location: Location = _API, prefix: str | None = None) -> None:
+        """Make a detached comment; :meth:`Node.add_comment` makes and inserts one.
+
+        Args:
+            text: the comment as written, ``#`` included (``"# note"``).
+            location: where the comment starts (default: a placeholder
+                ``<api>:0:0`` for comments made through the API).
+            prefix: the whitespace before the comment, or ``None`` (default)
+                for canonical formatting.
+        """
         super().__init__(location, prefix)
         #: The comment as written, ``#`` included.
         self.text = text
@@ -158,7 +187,20 @@ class _Commented(_Item):
 
 
 class Param(_Commented):
-    """A parameter ``name = value`` (or ``name := value``)."""
+    """A parameter ``name = value`` (or ``name := value``).
+
+    Attributes:
+        name: the parameter name as written (may be a path, ``a/b``).
+        op: ``"="``, or ``":="`` (an override that may redefine the parameter).
+        raw: the value after substitution, quotes removed and escapes resolved
+            (until substitution has run, brace expressions are kept as written).
+        overridden: ``True`` when another definition with ``:=`` supersedes this one.
+        location: where the parameter starts in its file.
+        value_location: where the first character of the value is.
+        prefix: the whitespace (blank lines included) before the parameter, or
+            ``None`` for canonical formatting.
+        parent: the logical section the parameter belongs to (``None`` when detached).
+    """
 
     __slots__ = (
         "_key_ws",
@@ -183,6 +225,24 @@ class Param(_Commented):
         key_ws: str | None = None,
         op_ws: str | None = None,
     ) -> None:
+        """Make a detached parameter; :meth:`Node.set_param` makes and inserts one.
+
+        Args:
+            name: the parameter name (may be a path, ``a/b``). It is not checked.
+            value: the scanned value (``neml2.hit._lexer.Value``: the source
+                token and its literal segments); :attr:`raw` starts as its
+                unevaluated text.
+            op: ``"="`` (default) or ``":="``.
+            location: where the parameter starts (default: a placeholder
+                ``<api>:0:0`` for parameters made through the API).
+            value_location: where the value starts (default: *location*).
+            prefix: the whitespace before the parameter, or ``None`` (default)
+                for canonical formatting.
+            key_ws: the whitespace between the name and the operator, or
+                ``None`` (default) for one space.
+            op_ws: the whitespace between the operator and the value, or
+                ``None`` (default) for one space.
+        """
         super().__init__(location, prefix)
         #: The parameter name as written (may be a path, ``a/b``).
         self.name = name
@@ -215,7 +275,20 @@ class Param(_Commented):
         return f"Param({self.fullpath!r}, {self.raw!r})"
 
     def set_value(self, value: Any) -> None:
-        """Replace the value (a scalar, a list or a list of rows), taken literally."""
+        """Replace the value, taken literally (no ``${...}`` substitution).
+
+        The source text becomes the canonical token of *value* (see
+        :func:`value_token`); :attr:`raw` becomes the string a parser would
+        read back from it.
+
+        Args:
+            value: a ``str``, ``int``, ``float`` or ``bool``, a list of them,
+                or a list of rows (lists) of them.
+
+        Raises:
+            TypeError: an element of *value* is not a ``str``, ``int``,
+                ``float`` or ``bool``.
+        """
         token, raw = value_token(value)
         self._value = Value(token, [raw], "'" if token.startswith("'") else "")
         self.raw = raw
@@ -234,29 +307,89 @@ class Param(_Commented):
         return result
 
     def as_str(self) -> str:
-        """The raw value."""
+        """Return the value as a string.
+
+        Returns:
+            :attr:`raw`: the value after substitution, quotes removed and
+                escapes resolved.
+        """
         return self.raw
 
     def as_int(self) -> int:
-        """The value as an integer (``HitValueError`` if it is not one)."""
+        """Return the value as an integer.
+
+        Returns:
+            The value (surrounding whitespace ignored) read as a decimal
+                integer with an optional sign.
+
+        Raises:
+            HitValueError: the value is not an integer; the message names the
+                parameter and its location.
+        """
         return self._convert(self.raw.strip(), int)
 
     def as_float(self) -> float:
-        """The value as a float (``HitValueError`` if it is not one)."""
+        """Return the value as a float.
+
+        Returns:
+            The value (surrounding whitespace ignored) read as a decimal
+                number; ``inf``, ``infinity`` and ``nan`` are accepted in any case.
+
+        Raises:
+            HitValueError: the value is not a number; the message names the
+                parameter and its location.
+        """
         return self._convert(self.raw.strip(), float)
 
     def as_bool(self) -> bool:
-        """The value as a bool: true/false, on/off, yes/no, case-insensitive."""
+        """Return the value as a bool.
+
+        Returns:
+            ``True`` for ``true``, ``on``, ``yes``; ``False`` for ``false``,
+                ``off``, ``no`` (case-insensitive, surrounding whitespace ignored).
+
+        Raises:
+            HitValueError: the value is none of these words.
+        """
         return self._convert(self.raw.strip(), bool)
 
     def as_list(self, kind: type = str) -> list[Any]:
-        """The whitespace-separated elements of the value, converted to *kind*."""
+        """Return the whitespace-separated elements of the value, each converted.
+
+        Args:
+            kind: the element type: ``str`` (default), ``int``, ``float`` or
+                ``bool``, converted as :meth:`as_int`, :meth:`as_float` and
+                :meth:`as_bool` do.
+
+        Returns:
+            One element per whitespace-separated token (``[]`` for an empty
+                value).
+
+        Raises:
+            HitValueError: an element cannot be converted (the message gives
+                its index).
+            TypeError: *kind* is not one of the four types.
+        """
         return [
             self._convert(tok, kind, f" (element {i})") for i, tok in enumerate(self.raw.split())
         ]
 
     def as_matrix(self, kind: type = str) -> list[list[Any]]:
-        """The ``;``-separated rows of the value, each a list of *kind* (rows may be ragged)."""
+        """Return the ``;``-separated rows of the value, each a list of converted elements.
+
+        Args:
+            kind: the element type: ``str`` (default), ``int``, ``float`` or
+                ``bool``, converted as in :meth:`as_list`.
+
+        Returns:
+            One list per ``;``-separated row, each with its whitespace-separated
+                elements; rows may have different lengths (``[]`` for an empty value).
+
+        Raises:
+            HitValueError: an element cannot be converted (the message gives
+                its row and index).
+            TypeError: *kind* is not one of the four types.
+        """
         if not self.raw.strip():
             return []
         return [
@@ -266,13 +399,38 @@ class Param(_Commented):
 
 
 class Include(_Commented):
-    """An ``!include FILE`` directive; its parsed content is in :attr:`items`."""
+    """An ``!include FILE`` directive; its parsed content is in :attr:`items`.
+
+    Its elements belong logically to the section that holds the directive:
+    :meth:`Node.children`, :meth:`Node.params` and :meth:`Node.find` look
+    through it. The parser makes these; :func:`~neml2.hit.render` writes the
+    directive but never rewrites the included file.
+
+    Attributes:
+        text: the directive as written, e.g. ``"!include common.i"``.
+        path: the file name as written.
+        file: the resolved file name the content was read from.
+        items: the elements of the included file.
+        trailing: whitespace at the end of the included file.
+        location: where the directive starts.
+        parent: the section that holds the directive.
+    """
 
     __slots__ = ("file", "items", "path", "text", "trailing")
 
     def __init__(
         self, text: str, path: str, file: str, location: Location, prefix: str | None
     ) -> None:
+        """Make an empty directive (the parser fills :attr:`items`).
+
+        Args:
+            text: the directive as written, e.g. ``"!include common.i"``.
+            path: the file name as written.
+            file: the resolved file name the content is read from.
+            location: where the directive starts.
+            prefix: the whitespace before the directive, or ``None`` for
+                canonical formatting.
+        """
         super().__init__(location, prefix)
         #: The directive as written, e.g. ``"!include common.i"``.
         self.text = text
@@ -292,9 +450,16 @@ class Include(_Commented):
 class Node(_Commented):
     """A section ``[name] ... []``; the root node has the empty name.
 
-    Args:
-        name: the section name (``""`` for a root). A path such as ``"a/b"`` is
-            kept as one node, as written.
+    :func:`~neml2.hit.parse` and :func:`~neml2.hit.parse_file` return a root.
+    Queries (:meth:`children`, :meth:`params`, :meth:`find`, :meth:`param`)
+    look through ``!include`` directives, understand path names and skip
+    parameters superseded by ``:=``.
+
+    Attributes:
+        items: the body elements, in order (sections, parameters, comments,
+            includes), as written: includes are not expanded here.
+        location: where the section header starts (for a root: ``file:1:1``).
+        parent: the enclosing section (``None`` for a root or a detached section).
     """
 
     __slots__ = (
@@ -308,6 +473,17 @@ class Node(_Commented):
     )
 
     def __init__(self, name: str = "", *, location: Location = _API) -> None:
+        """Make a detached, empty section (or root).
+
+        Args:
+            name: the section name (``""``, the default, for a root). A path
+                such as ``"a/b"`` is kept as one node, as written.
+            location: where the section starts (default: a placeholder
+                ``<api>:0:0`` for sections made through the API).
+
+        Raises:
+            ValueError: *name* is not a valid section name.
+        """
         if name and not valid_name(name):
             raise ValueError(f"invalid section name {name!r}")
         super().__init__(location, None)
@@ -380,19 +556,39 @@ class Node(_Commented):
                 stack.pop()
 
     def children(self) -> list[Node]:
-        """The child sections, in order (looking through includes)."""
+        """Return the child sections, looking through includes.
+
+        Returns:
+            The sections directly below this one, in document order. A section
+                written with a path name (``[a/b]``) is one child named ``"a/b"``.
+        """
         return [i for i in self._logical_items() if isinstance(i, Node)]
 
     def params(self) -> list[Param]:
-        """The effective parameters, in order (overridden definitions skipped)."""
+        """Return the effective parameters of this section, looking through includes.
+
+        Returns:
+            The parameters in document order, definitions superseded by a
+                ``:=`` override skipped.
+        """
         return [i for i in self._logical_items() if isinstance(i, Param) and not i.overridden]
 
     def comments(self) -> list[Comment]:
-        """The stand-alone comments of the body, in order."""
+        """Return the stand-alone comments of the body, looking through includes.
+
+        Returns:
+            The comments on lines of their own, in document order (trailing
+                comments are the ``comment`` property of their element).
+        """
         return [i for i in self._logical_items() if isinstance(i, Comment)]
 
     def walk(self) -> Iterator[Node]:
-        """This node and all sections below it, depth first, in document order."""
+        """Iterate over this node and all sections below it.
+
+        Returns:
+            An iterator over this node first, then every section below it,
+                depth first, in document order (through includes).
+        """
         stack: list[Node] = [self]
         while stack:
             node = stack.pop()
@@ -425,21 +621,45 @@ class Node(_Commented):
         return None
 
     def find(self, path: str) -> Node | None:
-        """The first section at *path* relative to this node (``"Models/elasticity"``)."""
+        """Look up a section by its path relative to this node.
+
+        Args:
+            path: ``/``-separated section names, e.g. ``"Models/elasticity"``;
+                matches sections written nested (``[Models] [elasticity]``) or
+                with a path name (``[Models/elasticity]``). Leading and trailing
+                ``/`` are ignored; ``""`` names this node.
+
+        Returns:
+            The first matching section in document order (depth first, through
+                includes), or ``None`` if there is none.
+        """
         return self._lookup(path, Node)
 
     def param(self, name: str) -> Param | None:
-        """The effective parameter *name* (a path such as ``"a/b/E"`` is allowed)."""
+        """Look up an effective parameter by name or path relative to this node.
+
+        Args:
+            name: the parameter name, or a path such as ``"a/b/E"`` (sections,
+                then the parameter; written nested or as path names).
+
+        Returns:
+            The first matching parameter not superseded by a ``:=`` override,
+                or ``None`` if there is none.
+        """
         return self._lookup(name, Param)
 
     def merged(self) -> Node:
-        """A logical copy of this tree: includes inlined, paths split, same-name sections merged.
+        """Return a logical copy: includes inlined, paths split, same-name sections merged.
 
         ``[a/b]`` and ``a/b = 1`` become nested sections; sections that appear
         several times under one parent (two ``[Models]`` blocks, say) become
         one, in order of first appearance; definitions superseded by ``:=``
         are dropped. Values, comments and locations are kept; the layout is
         canonical. The original tree is not modified.
+
+        Returns:
+            A new detached node with the last component of this node's name
+                (a root for a root), holding the merged content.
         """
         out = Node(self.name.rpartition("/")[2], location=self.location)
         _merge_into(out, self, {})
@@ -460,7 +680,21 @@ class Node(_Commented):
             self._close_prefix = None if self.name else self._close_prefix or None
 
     def add_child(self, child: str | Node, index: int | None = None) -> Node:
-        """Append (or insert at *index*) a section; a name creates a new empty one."""
+        """Append, or insert, a child section.
+
+        Args:
+            child: a section name (a new empty section is made), or a
+                :class:`Node`, which is detached from where it was first.
+            index: the position in :attr:`items` to insert at (as
+                ``list.insert``), or ``None`` (default) to append.
+
+        Returns:
+            The inserted section.
+
+        Raises:
+            ValueError: *child* is an invalid name, or is this section or one
+                of its ancestors.
+        """
         node = Node(child) if isinstance(child, str) else child
         if node is self or node in self._ancestors():
             raise ValueError("cannot make a section a child of itself")
@@ -476,9 +710,28 @@ class Node(_Commented):
         return out
 
     def set_param(self, name: str, value: Any, *, op: str | None = None) -> Param:
-        """Set parameter *name* to *value* (literal: no substitution), creating it if needed.
+        """Set a parameter of this section, creating it if needed.
 
-        *value* may be a string, a number, a bool, a list, or a list of rows.
+        The value is taken literally (no ``${...}`` substitution). An existing
+        parameter written in this section's own body is changed in place; one
+        that comes from an included file (which :func:`~neml2.hit.render` does
+        not rewrite) is marked overridden and a new ``:=`` definition is
+        appended here. Otherwise a new parameter is appended.
+
+        Args:
+            name: the parameter name (a path such as ``"a/E"`` is allowed).
+            value: a string, a number, a bool, a list, or a list of rows.
+            op: ``"="`` or ``":="`` to set the operator, or ``None`` (default)
+                to keep an existing parameter's operator (``"="`` for a new one).
+
+        Returns:
+            The parameter that now holds the value.
+
+        Raises:
+            ValueError: *name* is not a valid name, or *op* is not ``None``,
+                ``"="`` or ``":="``.
+            TypeError: an element of *value* is not a ``str``, ``int``,
+                ``float`` or ``bool``.
         """
         if not valid_name(name):
             raise ValueError(f"invalid parameter name {name!r}")
@@ -500,7 +753,19 @@ class Node(_Commented):
         return p
 
     def remove_param(self, name: str) -> bool:
-        """Remove every definition of parameter *name* in this section; return whether any."""
+        """Remove every definition of a parameter in this section.
+
+        Definitions in an ``!include`` of this section are removed from the
+        in-memory tree too (:func:`~neml2.hit.render` does not rewrite the
+        included file). Parameters of subsections are not touched.
+
+        Args:
+            name: the parameter name as written (leading and trailing ``/``
+                ignored).
+
+        Returns:
+            Whether any definition was removed.
+        """
         found = [
             i
             for i in self._logical_items()
@@ -511,7 +776,19 @@ class Node(_Commented):
         return bool(found)
 
     def add_comment(self, text: str, index: int | None = None) -> Comment:
-        """Append (or insert at *index*) a stand-alone ``# text`` comment line."""
+        """Append, or insert, a stand-alone ``# text`` comment line.
+
+        Args:
+            text: the comment text, without ``#`` (``""`` gives a bare ``#``).
+            index: the position in :attr:`items` to insert at (as
+                ``list.insert``), or ``None`` (default) to append.
+
+        Returns:
+            The inserted comment.
+
+        Raises:
+            ValueError: *text* contains a newline.
+        """
         if "\n" in text:
             raise ValueError("a comment cannot contain a newline")
         c = Comment(f"# {text}" if text else "#")
@@ -568,13 +845,22 @@ def iter_params(node: Node) -> Iterator[Param]:
 
 
 def structure(node: Node) -> tuple[Any, ...]:
-    """A hashable summary of a tree's content, independent of layout and quoting.
+    """Summarise a tree's content, independent of layout and quoting.
 
     Two trees have equal structures when they have the same sections, parameters
     (name, operator, raw value, trailing comment), stand-alone comments and
     includes, in the same order (trailing whitespace of comments is ignored).
     ``structure(parse(render(t))) == structure(t)`` is the round-trip guarantee
     of the writer.
+
+    Args:
+        node: a root or a section; its whole subtree is summarised, the content
+            of includes included.
+
+    Returns:
+        A hashable nested tuple: ``("section", name, comment, items,
+            close_comment)`` for a section, ``("param", name, op, raw, comment)``,
+            ``("include", path, comment, items)`` and ``("comment", text)``.
     """
 
     def c(text: str | None) -> str | None:
