@@ -519,6 +519,52 @@ def test_catalogue_lists_every_registered_type():
     assert "LinearIsotropicElasticity" in page and "## [Models]" in page
 
 
+def _section_of(page: str, type_name: str) -> str:
+    """The catalogue page's text for one type (its heading to the next one)."""
+    start = page.index(f"\n### {type_name}\n")
+    end = page.find("\n### ", start + 1)
+    return page[start : end if end != -1 else len(page)]
+
+
+def test_catalogue_shows_choices_derived_names_and_conventions():
+    """The page carries what `neml2-syntax --json` knows: option choices, list options,
+    older spellings, the names each type derives, and the naming conventions."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("catalogue", DOCS / "_hooks" / "catalogue.py")
+    cat = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cat)
+    data = cat.syntax_catalogue()
+    page = cat.render(data["types"], data["conventions"])
+    by_type = {e["type"]: e for e in data["types"]}
+    # every choice and every derived name of every type is on the page, in its section
+    for e in data["types"]:
+        section = _section_of(page, e["type"])
+        for f in e["fields"]:
+            for c in f.get("choices", []):
+                assert f"`{c}`" in section, (e["type"], f["name"], c)
+            for old in f.get("formerly", []):
+                assert f"`{old}`" in section, (e["type"], f["name"], old)
+        for d in e["derived"]:
+            assert f"| `{d['name']}` |" in section, (e["type"], d["name"])
+    el = _section_of(page, "LinearIsotropicElasticity")
+    assert "One of `YOUNGS_MODULUS`" in el and "| list of str |" in el
+    assert "| `<strain>_rate` | replaces `<strain>` |" in el
+    assert "only when `rate_form = true`" in el
+    be = _section_of(page, "SR2BackwardEulerTimeIntegration")
+    for name in ("<variable>~1", "<variable>_rate", "<time>~1", "<variable>_residual"):
+        assert f"| `{name}` |" in be
+    assert "option `rate` names it instead" in be
+    assert "`force_SR2_names`" in _section_of(page, "TransientDriver")
+    # the full docstring, not only its first line; a placeholder is text, not an HTML tag
+    python = _section_of(page, "Python")
+    assert by_type["Python"]["section"] == "Tensors" and "`torch`, `math`, `np`" in python
+    assert "| &lt;variable> at the previous step |" in be
+    assert "## Naming conventions" in page
+    for rule in data["conventions"]:
+        assert f"| `{rule['suffix']}` | `{rule['example']}` |" in page
+
+
 # ---------------------------------------------------------------------- the extractor can fail
 def test_extractor_rejects_a_block_without_language(tmp_path):
     with pytest.raises(DocsError, match=r"bad.md:3: code block without a language"):

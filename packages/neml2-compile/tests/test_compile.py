@@ -144,8 +144,7 @@ def test_cli_cache_hit_and_errors(compiled, elasticity_input, tmp_path, capsys, 
     rc = main(
         [
             str(elasticity_input),
-            "--model",
-            "elasticity",
+            "elasticity",  # MODEL, positional (test_cli_grammar.py: the whole grammar)
             "-d",
             "stress:strain",
             "-p",
@@ -222,7 +221,7 @@ def test_write_into_graph_stores_in_place(compiled, elasticity_input, tmp_path, 
 
 def test_cli_write_into(elasticity_input, tmp_path, cache_dir):
     """The same graphs as the test above (cache hits after it)."""
-    args = [str(elasticity_input), "--model", "elasticity", "-d", "stress:strain", "-p", "E"]
+    args = [str(elasticity_input), "elasticity", "-d", "stress:strain", "-p", "E"]
     assert main([*args, "--write-into", "-o", str(tmp_path), "--cache-dir", str(cache_dir)]) == 0
     meta = json.loads((tmp_path / "elasticity" / "metadata.json").read_text())
     assert set(meta["graphs"]) == {"forward", "forward_into", "jacobian"}

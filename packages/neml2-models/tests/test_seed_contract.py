@@ -212,3 +212,27 @@ def test_a_positional_v_is_an_input_not_the_tangents():
     u, w = (Scalar(torch.tensor([2.0, 3.0], dtype=F64)) for _ in range(2))
     _, v_out = m(u, w, v={"v": {"a": Scalar(torch.ones(1, 2, dtype=F64))}})
     assert v_out["f"]["a"].data.tolist() == [[2.0, 3.0]]
+
+
+def test_a_first_order_leaf_may_declare_v_alone():
+    """``forward(self, x, *nl_params, v=None)``: first-order calls work; a second-order
+    request names the missing keyword instead of a bare TypeError."""
+
+    class _FirstOrder(Model):
+        """y = 3 x"""
+
+        hit = HitSchema(input("x", Scalar, "the argument"), output("y", Scalar, "the value"))
+
+        def forward(self, x, *nl_params, v=None):
+            y = 3.0 * x
+            if v is None:
+                return y
+            return y, *self.propagate_tangents(v, "y", {"x": lambda t: 3.0 * t}, output=y)
+
+    m = _FirstOrder()
+    x = torch.tensor([1.0, 2.0], dtype=F64)  # a batch of two Scalars
+    _, J = m.jacobian({"x": x})
+    torch.testing.assert_close(J["y"]["x"], torch.full((2,), 3.0, dtype=F64))
+    seed = {"x": {"a": Scalar(torch.ones(1, 2, dtype=F64))}}
+    with pytest.raises(FatalError, match=r"second-order tangents \(v2=\).*takes no v2="):
+        m(Scalar(x), v=seed, v2={})

@@ -44,6 +44,27 @@ _FACADE = {
 _SUBPACKAGES = {"hit", "tensors", "models", "solvers", "factory", "drivers", "compiler", "aoti"}
 
 
+def _installed_subpackages() -> list[str]:
+    """The ``neml2.<name>`` subpackages whose distribution is installed (found, not
+    imported)."""
+    from importlib.util import find_spec
+
+    found = []
+    for name in sorted(_SUBPACKAGES):
+        try:
+            if find_spec(f"neml2.{name}") is not None:
+                found.append(name)
+        except (ImportError, ValueError):  # a broken or half-installed sibling
+            continue
+    return found
+
+
+def __dir__() -> list[str]:
+    # The facade names come from __getattr__ (lazily), so list them for dir(neml2),
+    # tab completion and help(): __all__, __version__ and the installed subpackages.
+    return sorted({*globals(), *__all__, "__version__", *_installed_subpackages()})
+
+
 def __getattr__(name: str):
     # Lazy, so that `import neml2.hit` does not pull in torch through neml2.models.
     import importlib

@@ -18,6 +18,7 @@ import torch
 
 from neml2 import tensors
 from neml2.models import Model, option, register
+from neml2.models._inputs import wrt_inputs
 from neml2.models._schema import Schema
 from neml2.tensors import FatalError
 
@@ -142,8 +143,20 @@ class AOTIModel(Model):
     def jvp(self, inputs, tangents):
         return self.runtime.jvp(self._raw(inputs), self._raw(tangents))
 
-    def jacobian(self, inputs):
-        return self.runtime.jacobian(self._raw(inputs))
+    def jacobian(self, inputs, *, wrt=None):
+        """Outputs and the compiled blocks ``J[out][in]`` (see ``neml2.aoti.Model``).
+
+        *wrt* (an input name or several) keeps only the blocks with respect to those
+        inputs, as :meth:`neml2.models.Model.jacobian`; the artifact's graph computes the
+        blocks compiled with ``neml2-compile -d`` either way.
+        """
+        wanted = wrt_inputs(self._label(), wrt, list(self.input_spec))
+        out, J = self.runtime.jacobian(self._raw(inputs))
+        if wanted is not None:
+            for row in J.values():
+                for name in [k for k in row if k not in wanted]:
+                    del row[name]
+        return out, J
 
     @property
     def dtype(self) -> torch.dtype:

@@ -1,13 +1,18 @@
-"""``neml2-compile INPUT.i --model NAME [options] [overrides...]``.
+"""``neml2-compile INPUT MODEL [options] [PATH=VALUE...]``.
+
+MODEL, the ``[Models]`` block to compile, is the one argument after INPUT without
+``=``; every other one is a HIT override, which always has one. ``--model NAME``, the
+older spelling, is still accepted (the same name may be given both ways).
 
 Exit status: 0 success, 1 fatal error (bad input, bad option, failed export),
-2 bad command line (argparse). ``--version`` prints the versions of every neml2
-package and torch.
+2 bad command line (argparse, a missing or doubled MODEL). ``--version`` prints the
+versions of every neml2 package and torch.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from collections.abc import Sequence
@@ -20,6 +25,7 @@ from neml2.compiler._compile import (
     default_cache_dir,
 )
 from neml2.compiler._options import CompileOptions
+from neml2.compiler._torch_notices import torch_notices_hidden
 from neml2.hit._cli_support import add_version_argument, input_problem
 from neml2.tensors import FatalError
 
@@ -60,16 +66,102 @@ def compile_file(
     return compile_model(model, options, out, source=str(path), **kwargs)
 
 
+#: ``neml2-compile --help``: how the arguments after INPUT are read, and the exit status.
+EPILOG = """\
+arguments after INPUT:
+  The one argument without '=' is MODEL, the [Models] block to compile; every other
+  one is a HIT override PATH=VALUE (an override always has '='). So
+      neml2-compile model.i elasticity Models/elasticity/E=2e5
+      neml2-compile model.i Models/elasticity/E=2e5 elasticity
+  are the same. --model NAME is the older spelling of MODEL; giving both is an error
+  unless they name the same block. Without MODEL the error lists the input's models.
+
+exit status:
+  0 success, 1 fatal error (bad input, bad option, failed export), 2 bad command line
+"""
+
+#: The ``--help`` text of the overrides (the grammar is in EPILOG).
+OVERRIDES_HELP = (
+    "HIT overrides PATH=VALUE, e.g. Models/elasticity/E=2e5; '+PATH=VALUE' creates "
+    "missing blocks and parameters"
+)
+
+
+def split_model_and_overrides(
+    words: Sequence[str], option: str | None
+) -> tuple[str | None, list[str]]:
+    """Read the arguments after INPUT: the model name and the HIT overrides.
+
+    Args:
+        words: the positional arguments after INPUT, in order.
+        option: the value of ``--model`` (None when not given).
+
+    Returns:
+        ``(model, overrides)``: the model is the one word without ``=`` (or *option*),
+        None when neither names one; the overrides are the other words, in order.
+
+    Raises:
+        ValueError: two words without ``=``, an empty model name, or a MODEL and a
+            ``--model`` that differ; the message says which words.
+    """
+    names = [w for w in words if "=" not in w]
+    overrides = [w for w in words if "=" in w]
+    if len(names) > 1:
+        listed = ", ".join(repr(n) for n in names)
+        raise ValueError(
+            f"more than one MODEL: {listed}; give one [Models] block (a HIT override is "
+            "PATH=VALUE, with '=')"
+        )
+    positional = names[0] if names else None
+    if positional is not None and option is not None and positional != option:
+        raise ValueError(
+            f"MODEL {positional!r} and --model {option!r} name different blocks; give one"
+        )
+    model = positional if positional is not None else option
+    if model is not None and not model.strip():
+        raise ValueError("MODEL is empty; give the name of a [Models] block")
+    return model, overrides
+
+
+def models_of(path: str | Path, overrides: Sequence[str] = ()) -> str:
+    """The ``[Models]`` blocks of the HIT file *path*, for the "no MODEL" message:
+    ``"[Models] in PATH: a, b"``, or why they could not be listed."""
+    from neml2 import hit
+
+    try:
+        root = hit.parse_file(path, overrides=overrides).merged()
+    except (hit.HitError, OSError) as e:
+        return f"could not list the models of {path}: {e}"
+    sec = root.find("Models")
+    names = [c.name for c in sec.children()] if sec is not None else []
+    if not names:
+        return f"{path} has no [Models] block"
+    return f"[Models] in {path}: {', '.join(names)}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="neml2-compile",
-        description="Compile [Models]/NAME of a HIT input file into an AOTI artifact "
-        "(DIR/NAME/metadata.json, DIR/NAME/<device>/<dtype>/*.pt2, DIR/NAME_aoti.i).",
+        usage="%(prog)s [-h] [--version] INPUT MODEL [options] [PATH=VALUE ...]",
+        description="Compile the [Models] block MODEL of the HIT file INPUT into an AOTI "
+        "artifact (DIR/MODEL/metadata.json, DIR/MODEL/<device>/<dtype>/*.pt2, "
+        "DIR/MODEL_aoti.i).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the epilog keeps its lines
     )
     add_version_argument(p, "neml2-compile")
-    p.add_argument("input", help="HIT input file")
-    p.add_argument("overrides", nargs="*", help="HIT overrides, e.g. Models/elasticity/E=2e5")
-    p.add_argument("--model", required=True, help="the [Models] block to compile")
+    p.add_argument("input", metavar="INPUT", help="HIT input file")
+    p.add_argument(
+        "words",
+        nargs="*",
+        metavar="MODEL | PATH=VALUE",
+        help="the [Models] block to compile (the one argument without '='), then " + OVERRIDES_HELP,
+    )
+    p.add_argument(
+        "--model",
+        metavar="NAME",
+        help="the [Models] block to compile, the older spelling of MODEL",
+    )
     p.add_argument("--output-dir", "-o", help="artifact directory (default: next to INPUT)")
     p.add_argument("--device", action="append", help="cpu (default) and/or cuda; repeatable")
     p.add_argument("--dtype", action="append", help="float64 (default) or float32; repeatable")
@@ -111,7 +203,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--no-cache", action="store_true", help="neither read nor fill the cache")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
-    a = p.parse_args(argv)
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also show torch's notices about its own internals (hidden by default: a "
+        "deprecation inside torch.export, Inductor's c-shim fallbacks, 'No CUDA runtime' "
+        "for a CPU-only compile)",
+    )
+    # options may come between MODEL and the overrides
+    a = p.parse_intermixed_args(argv)
+    try:
+        model, overrides = split_model_and_overrides(a.words, a.model)
+    except ValueError as e:
+        p.error(str(e))
 
     def say(msg: str) -> None:
         if not a.quiet:
@@ -121,20 +226,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = input_problem(a.input, "INPUT")  # a directory or FIFO: no open, no hang
         if problem is not None:
             raise FatalError(problem)
+        if model is None:
+            p.error(f"MODEL is missing: {p.prog} INPUT MODEL; {models_of(a.input, overrides)}")
         opts = CompileOptions.from_strings(
-            a.model, a.derivatives, a.parameters, a.device, a.dtype, write_into=a.write_into
+            model, a.derivatives, a.parameters, a.device, a.dtype, write_into=a.write_into
         )
+        hidden = contextlib.nullcontext() if a.verbose else torch_notices_hidden(opts.devices)
         t0 = time.perf_counter()
-        res = compile_file(
-            a.input,
-            opts,
-            a.output_dir,
-            a.overrides,
-            cache_dir=a.cache_dir,
-            use_cache=not a.no_cache,
-            example_batch=a.example_batch_shape,
-            progress=say,
-        )
+        with hidden:
+            res = compile_file(
+                a.input,
+                opts,
+                a.output_dir,
+                overrides,
+                cache_dir=a.cache_dir,
+                use_cache=not a.no_cache,
+                example_batch=a.example_batch_shape,
+                progress=say,
+            )
         say(
             f"neml2-compile: {len(res.graphs)} graph(s), {res.cache_hits} from the cache, "
             f"{time.perf_counter() - t0:.1f} s"

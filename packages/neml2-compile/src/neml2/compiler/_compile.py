@@ -45,8 +45,11 @@ from neml2.compiler._sub_batch import infer_sub_batch, probe_inputs
 from neml2.compiler._subgraph_constants import inline_subgraph_constants
 from neml2.tensors import FatalError
 
-#: Bumped whenever the artifact layout or metadata keys change incompatibly.
 SCHEMA_VERSION = 1
+"""The schema version written into every artifact's metadata.json.
+
+Bumped whenever the artifact layout or metadata keys change incompatibly.
+"""
 #: How the per-device metadata file of each ``<device>/`` folder is named: NAME + this.
 DEVICE_METADATA_SUFFIX = "_meta.json"
 #: Bumped whenever the graphs built for the same model change (part of the cache key).
@@ -70,7 +73,13 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
 def default_cache_dir() -> Path:
-    """``$NEML2_COMPILE_CACHE``, else ``$XDG_CACHE_HOME/neml2/compile`` (``~/.cache``)."""
+    """Return the compile cache directory used when no ``cache_dir`` is given.
+
+    Returns:
+        ``$NEML2_COMPILE_CACHE`` if set, else ``$XDG_CACHE_HOME/neml2/compile``
+            (``~/.cache/neml2/compile`` when ``XDG_CACHE_HOME`` is unset). The
+            directory is not created.
+    """
     env = os.environ.get("NEML2_COMPILE_CACHE")
     if env:
         return Path(env)
@@ -80,7 +89,20 @@ def default_cache_dir() -> Path:
 
 @dataclass
 class GraphReport:
-    """One compiled graph: where it went, whether the cache had it, how long it took."""
+    """One compiled graph: where it went, whether the cache had it, how long it took.
+
+    Attributes:
+        name: the graph, ``"forward"``, ``"forward_into"`` or ``"jacobian"``.
+        device: the target device, ``"cpu"`` or ``"cuda"``.
+        dtype: the target dtype, ``"float64"`` or ``"float32"``.
+        path: the ``.pt2`` file written, ``DIR/NAME/<device>/<dtype>/<name>.pt2``.
+        key: the content-addressed cache key of the graph (a hex digest).
+        cache_hit: whether the ``.pt2`` came from the cache.
+        export_s: seconds spent in ``torch.export`` (0 when a source key made the
+            export unnecessary).
+        compile_s: seconds spent compiling or copying from the cache, after
+            the export.
+    """
 
     name: str
     device: str
@@ -94,7 +116,16 @@ class GraphReport:
 
 @dataclass
 class CompileResult:
-    """What ``compile_model`` built."""
+    """What :func:`compile_model` built.
+
+    Attributes:
+        artifact_dir: the artifact directory, ``DIR/NAME``.
+        metadata_path: ``DIR/NAME/metadata.json``.
+        stub_path: the HIT stub, ``DIR/NAME_aoti.i``.
+        metadata: the content of ``metadata.json``.
+        graphs: one report per compiled graph, per target.
+        device_metadata_paths: device -> its ``<device>/NAME_meta.json``.
+    """
 
     artifact_dir: Path
     metadata_path: Path
@@ -106,9 +137,16 @@ class CompileResult:
 
     @property
     def cache_hits(self) -> int:
+        """How many of the graphs came from the cache (``int``)."""
         return sum(g.cache_hit for g in self.graphs)
 
     def summary(self) -> str:
+        """Describe the compile in a few lines, as ``neml2-compile`` prints it.
+
+        Returns:
+            The artifact directory, one line per graph (export time, and compile
+                time or ``cache hit``) and the stub path, newline-separated.
+        """
         lines = [f"artifact {self.artifact_dir}"]
         for g in self.graphs:
             how = "cache hit" if g.cache_hit else f"compiled in {g.compile_s:.1f} s"
@@ -311,11 +349,44 @@ def compile_model(
     example_batch: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> CompileResult:
-    """Export and AOTI-compile *model* (a loaded ``neml2.models.Model``) into an artifact.
+    """Export and AOTI-compile a loaded model into an artifact.
 
-    *source_text*: the text that defined the model (``compile_file`` passes the rendered
-    input file); with it, an unchanged model is found in the cache without an export.
-    *example_batch*: default ``EXAMPLE_BATCH``.
+    Writes ``DIR/NAME/metadata.json``, ``DIR/NAME/<device>/<dtype>/*.pt2``
+    (``forward``, and ``forward_into`` and ``jacobian`` where requested), one
+    ``DIR/NAME/<device>/NAME_meta.json`` per device and the HIT stub
+    ``DIR/NAME_aoti.i`` (``DIR``: *output_dir*, ``NAME``: ``options.model``).
+    Each ``.pt2`` is looked up in the content-addressed cache first.
+
+    Args:
+        model (neml2.models.Model): the model to compile, as
+            ``neml2.load_model`` returns it. It is moved to each target's dtype
+            and device while compiling, and set back to float64 afterwards (on
+            the last target's device).
+        options: what to build: the name, derivative blocks, promoted
+            parameters, targets, sub-batch shapes, ``forward_into``.
+        output_dir: the directory ``DIR`` the artifact and stub are written in.
+        source: recorded as ``source`` in ``metadata.json`` (:func:`compile_file`
+            passes the input file's path); default ``None``.
+        source_text: the text that defined the model (:func:`compile_file`
+            passes the rendered input file); with it, an unchanged model is
+            found in the cache without an export. Default ``None``: every graph
+            is exported.
+        cache_dir: the compile cache (default ``None``: :func:`default_cache_dir`).
+        use_cache: whether to read and write the cache (default ``True``).
+        example_batch: the batch size of the example inputs used for export,
+            also Inductor's size hint for its loops (default ``None``:
+            ``EXAMPLE_BATCH``, 1024).
+        progress: called with one line of text per step (default ``None``:
+            silent).
+
+    Returns:
+        The paths written, the metadata and one report per graph and target.
+
+    Raises:
+        FatalError: *example_batch* below 2; a derivative pair or promoted
+            parameter the model does not have; sub-batch shapes that cannot be
+            settled; ``cuda`` requested but no CUDA device; AOT Inductor
+            failing on a graph (the message keeps its first line).
     """
     if example_batch is None:
         example_batch = EXAMPLE_BATCH

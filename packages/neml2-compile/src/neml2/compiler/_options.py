@@ -18,8 +18,16 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_~.]*$")
 
 @dataclass(frozen=True)
 class DerivativePair:
-    """``-d OUT:IN``. An empty side means *all*: ``stress:`` (stress w.r.t. every
-    input), ``:strain``, ``:`` (the full Jacobian)."""
+    """One requested Jacobian block pattern, ``-d OUT:IN``; see :func:`parse_derivative`.
+
+    An empty side means *all*: ``stress:`` (stress w.r.t. every input),
+    ``:strain``, ``:`` (the full Jacobian). ``str(pair)`` gives ``OUT:IN`` back.
+    Instances are frozen.
+
+    Attributes:
+        output: the output variable name, or ``None`` for every output.
+        input: the input variable name, or ``None`` for every input.
+    """
 
     output: str | None
     input: str | None
@@ -29,7 +37,21 @@ class DerivativePair:
 
 
 def parse_derivative(spec: str) -> DerivativePair:
-    """Parse one ``-d`` value; the error quotes it and says the accepted forms."""
+    """Parse one ``-d`` value.
+
+    Args:
+        spec: ``OUT:IN``, ``OUT:``, ``:IN`` or ``:``; each name a variable
+            name (letters, digits, ``_``, ``.`` and ``~``, not starting with a
+            digit).
+
+    Returns:
+        The pair, an empty side as ``None``.
+
+    Raises:
+        FatalError: *spec* has no ``:`` or more than one, or a side that is
+            not a valid variable name; the message quotes *spec* and says the
+            accepted forms.
+    """
     if spec.count(":") != 1:
         raise FatalError(
             f"-d {spec!r}: expected OUT:IN (e.g. stress:strain, stress:, :strain or :)"
@@ -43,7 +65,34 @@ def parse_derivative(spec: str) -> DerivativePair:
 
 @dataclass
 class CompileOptions:
-    """Everything that selects what a compile builds (part of the cache key)."""
+    """Everything that selects what a compile builds (part of the cache key).
+
+    Construct it with the fields below as keyword arguments, or from strings as
+    the command line gives them with :meth:`from_strings`.
+
+    Attributes:
+        model: the ``[Models]`` block to compile (required).
+        derivatives: the Jacobian blocks to compile (``-d``); empty: no
+            ``jacobian`` graph.
+        parameters: the parameters to promote to run-time inputs (``-p``),
+            e.g. ``"E"`` or ``"elasticity.E"``.
+        devices: the target devices, ``"cpu"`` and/or ``"cuda"`` (default
+            ``["cpu"]``).
+        dtypes: the target dtypes, ``"float64"`` and/or ``"float32"`` (default
+            ``["float64"]``).
+        sub_batch: sub-batch shapes by variable name
+            (``{"dislocation_density": (12,)}``; ``x`` also covers its history
+            ``x~1``); the others are inferred.
+        write_into: also compile ``forward_into``, the forward graph storing
+            into caller-provided outputs (``Model::forward_into``;
+            ``DispatchedModel`` on CPU workers then writes every chunk in place
+            instead of copying it into the gathered result). Default ``False``.
+
+    Raises:
+        FatalError: an empty *model*, a device or dtype not in the lists above
+            or given twice, a parameter that is not a valid name, or a
+            derivative pair given twice.
+    """
 
     model: str
     derivatives: list[DerivativePair] = field(default_factory=list)
@@ -89,6 +138,24 @@ class CompileOptions:
         dtypes: list[str] | None = None,
         write_into: bool = False,
     ) -> CompileOptions:
+        """Make options from strings, as the command line gives them.
+
+        Args:
+            model: the ``[Models]`` block to compile.
+            derivatives: ``-d`` values, each parsed by :func:`parse_derivative`
+                (default: none).
+            parameters: ``-p`` values, parameter names to promote (default: none).
+            devices: the target devices (default ``None``: ``["cpu"]``).
+            dtypes: the target dtypes (default ``None``: ``["float64"]``).
+            write_into: also compile ``forward_into`` (default ``False``).
+
+        Returns:
+            The options, with no declared sub-batch shapes.
+
+        Raises:
+            FatalError: a malformed ``-d`` value, or anything the
+                :class:`CompileOptions` checks reject.
+        """
         return cls(
             model=model,
             derivatives=[parse_derivative(d) for d in derivatives],

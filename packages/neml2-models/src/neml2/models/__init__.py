@@ -14,9 +14,11 @@ from neml2.models import kwn as _kwn  # noqa: F401
 from neml2.models import phase_field_fracture as _phase_field_fracture  # noqa: F401
 from neml2.models import porous_flow as _porous_flow  # noqa: F401
 from neml2.models import predictors as _predictors  # noqa: F401
+from neml2.models import python_tensors as _python_tensors  # noqa: F401
 from neml2.models import solid_mechanics as _solid_mechanics  # noqa: F401
 from neml2.models._composed import ComposedModel
 from neml2.models._factory import load_input, load_model, load_nonlinear_system, load_string
+from neml2.models._history import with_zero_history
 from neml2.models._input_file import InputFile
 from neml2.models._jit import CompiledModel, compile
 from neml2.models._model import Model
@@ -61,4 +63,5 @@ __all__ = [
     "register",
     "register_neml2_object",
     "registered_types",
+    "with_zero_history",
 ]

@@ -24,8 +24,9 @@ import numpy as np
 import torch
 
 from neml2 import hit, tensors
-from neml2.models._registry import lookup, registered_types
+from neml2.models._registry import lookup, plugin_failures, registered_types
 from neml2.models._schema import NonlinearParameter, ParameterField
+from neml2.models._spellings import former_tensor_hint, former_type_hint
 from neml2.tensors import FatalError, TensorWrapper
 
 
@@ -312,14 +313,20 @@ class InputFile:
         if tp is None:
             raise FatalError(f"{node.location}: [Tensors/{node.name}] has no 'type' option")
         kind = tp.as_str()
-        if kind != "Python":
-            builder = lookup(kind)
-            if builder is None or not hasattr(builder, "tensor_from_hit"):
-                raise FatalError(
-                    f"{tp.location}: unknown tensor type '{kind}' in [Tensors/{node.name}]"
-                    f"{suggest(kind, ['Python', *registered_types()])}"
-                )
-            return builder.tensor_from_hit(node, self)
+        builder = lookup(kind)
+        if builder is None or not hasattr(builder, "tensor_from_hit"):
+            known = [t for t in registered_types() if hasattr(lookup(t), "tensor_from_hit")]
+            hint = former_tensor_hint(kind) or suggest(kind, known)
+            raise FatalError(
+                f"{tp.location}: unknown tensor type '{kind}' in [Tensors/{node.name}]{hint}; "
+                f"the [Tensors] types: {', '.join(known)}"
+            )
+        return builder.tensor_from_hit(node, self)
+
+    def evaluate_python(self, node: hit.Node) -> Any:
+        """The value of a ``[Tensors]`` block of ``type = Python`` (see
+        :class:`neml2.models.python_tensors.Python`): its ``expr``, checked, then
+        evaluated in float64 and placed on the input's dtype and device."""
         expr = node.param("expr")
         if expr is None:
             raise FatalError(f"{node.location}: [Tensors/{node.name}] (Python) needs 'expr'")
@@ -376,8 +383,13 @@ class InputFile:
             except FatalError:
                 raise
             except Exception as e:
+                hint = ""
+                if isinstance(e, NameError) and getattr(e, "name", None):
+                    hint = former_type_hint(e.name, ns) or suggest(
+                        e.name, [*ns, *self._tensor_names()]
+                    )
                 raise FatalError(
-                    f"{expr.location}: [Tensors/{node.name}] failed: {type(e).__name__}: {e}"
+                    f"{expr.location}: [Tensors/{node.name}] failed: {type(e).__name__}: {e}{hint}"
                 ) from e
         return self._place(value)
 
@@ -408,10 +420,12 @@ class InputFile:
         cls = lookup(tp.as_str())
         if cls is None or not hasattr(cls, "from_hit"):
             known = registered_types()
+            hint = former_type_hint(tp.as_str(), known) or suggest(tp.as_str(), known)
+            broken = "".join(f"; {m}" for m in plugin_failures())
             raise FatalError(
                 f"{tp.location}: unknown type '{tp.as_str()}' in [{key}]"
-                f"{suggest(tp.as_str(), known)}; {len(known)} types are registered "
-                "(list them with `neml2-syntax`)"
+                f"{hint}; {len(known)} types are registered "
+                f"(list them with `neml2-syntax`){broken}"
             )
         self._building.append(key)
         try:

@@ -48,6 +48,37 @@ def check_names(label: str, names: Iterable[str], known: Collection[str], what: 
         )
 
 
+def wrt_inputs(
+    label: str, wrt: str | Iterable[str] | None, known: Collection[str]
+) -> tuple[str, ...] | None:
+    """The inputs a ``jacobian(inputs, wrt=...)`` differentiates with respect to.
+
+    Args:
+        label: the model, for the message.
+        wrt: one input name, several, or None (every input).
+        known: the model's input names.
+
+    Returns:
+        The names as a tuple (None for None).
+
+    Raises:
+        FatalError: *wrt* is empty or names an input not in *known* (with the closest
+            name as a suggestion).
+    """
+    if wrt is None:
+        return None
+    names = (wrt,) if isinstance(wrt, str) else tuple(wrt)
+    if not names:
+        raise FatalError(f"{label}: jacobian(wrt=...) names no input; inputs: {', '.join(known)}")
+    for name in names:
+        if name not in known:
+            raise FatalError(
+                f"{label}: jacobian(wrt=...): unknown input '{name}'"
+                f"{did_you_mean(name, known)}; the model's inputs are: {', '.join(known)}"
+            )
+    return names
+
+
 def same_device(a: torch.device, model: torch.device) -> bool:
     """Whether a tensor on *a* is where a model on *model* computes (a model device
     without an index, e.g. ``cuda``, takes any index of its type)."""

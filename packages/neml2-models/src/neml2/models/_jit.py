@@ -32,12 +32,19 @@ import itertools
 import math
 import types
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 
-from neml2.models._inputs import as_tensor, check_names, check_placement, input_dtype
+from neml2.models._history import missing_inputs_message
+from neml2.models._inputs import (
+    as_tensor,
+    check_names,
+    check_placement,
+    input_dtype,
+    wrt_inputs,
+)
 from neml2.tensors import ConvergenceError, FatalError, TensorWrapper
 
 __all__ = ["CompiledModel", "compile"]
@@ -258,10 +265,15 @@ class CompiledModel(torch.nn.Module):
         return self._named("jvp", inputs, tangents)
 
     def jacobian(
-        self, inputs: Mapping[str, Any]
+        self, inputs: Mapping[str, Any], *, wrt: str | Sequence[str] | None = None
     ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
-        """Outputs and every Jacobian block ``J[out][in]`` at ``(*B, *out_base, *in_base)``."""
-        return self._named("jacobian", inputs)
+        """Outputs and the Jacobian blocks ``J[out][in]`` at ``(*B, *out_base, *in_base)``.
+
+        As :meth:`neml2.models.Model.jacobian`: *wrt* (default: every input) selects
+        the inputs seeded. Each distinct *wrt* is its own compiled graph.
+        """
+        wanted = wrt_inputs(self.model._label(), wrt, list(self.input_spec))
+        return self._named("jacobian", inputs, wrt=wanted)
 
     # ------------------------------------------------------------------ machinery
     def _flat_inputs(self, inputs: Mapping[str, Any], tangents: Mapping[str, Any] | None):
@@ -270,7 +282,7 @@ class CompiledModel(torch.nn.Module):
         check_names(label, inputs, self.input_spec, "input")
         missing = [n for n in self.input_spec if n not in inputs]
         if missing:
-            raise FatalError(f"{label}: missing input(s) {', '.join(missing)}")
+            raise FatalError(missing_inputs_message(label, missing))
         dtype, device = self.model._placement()
         raw, subs, batches = {}, {}, {}
         for name, typ in self.input_spec.items():
@@ -326,12 +338,14 @@ class CompiledModel(torch.nn.Module):
                 ts[k] = flat(t, subs[k], bases[k])
         return xs, ts, tuple(subs[k] for k in self.input_spec), B, n, pad
 
-    def _named(self, op: str, inputs, tangents=None):
+    def _named(self, op: str, inputs, tangents=None, wrt: tuple[str, ...] | None = None):
         xs, ts, subs, B, n, pad = self._flat_inputs(inputs, tangents)
         types_ = tuple(self.input_spec.values())
         names = tuple(self.input_spec)
         if op == "jvp":
             out = self._run(op, lambda f: f(self.model, names, types_, subs, xs, ts))
+        elif wrt is not None:
+            out = self._run(op, lambda f: f(self.model, names, types_, subs, xs, wrt))
         else:
             out = self._run(op, lambda f: f(self.model, names, types_, subs, xs))
         npad = 2 if pad else n
@@ -449,9 +463,9 @@ def _jvp_graph(model, names, types_, subs, xs, ts):
     return _with_status(model, lambda: model.jvp(typed, ts))
 
 
-def _jacobian_graph(model, names, types_, subs, xs):
+def _jacobian_graph(model, names, types_, subs, xs, wrt=None):
     typed = _typed_inputs(names, types_, subs, xs)
-    return _with_status(model, lambda: model.jacobian(typed))
+    return _with_status(model, lambda: model.jacobian(typed, wrt=wrt))
 
 
 def _typed_graph(model, args, v, v2):

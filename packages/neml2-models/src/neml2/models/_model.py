@@ -25,20 +25,24 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import torch
 
 from neml2.models import _chain_rule
+from neml2.models._history import missing_inputs_message
 from neml2.models._inputs import (
     as_tensor,
     check_names,
     check_placement,
     check_seeds,
     input_dtype,
+    wrt_inputs,
 )
+from neml2.models._naming import NamingRule
 from neml2.models._schema import (
+    Derived,
     Field,
     NonlinearParameter,
     ObjectRefField,
@@ -46,6 +50,7 @@ from neml2.models._schema import (
     ParameterField,
     Schema,
     VariableField,
+    derived_name,
 )
 from neml2.tensors import FatalError, Tensor, TensorWrapper, attach, tangents2_of, tangents_of
 from neml2.tensors._seed import _direction, identity_seed
@@ -108,6 +113,10 @@ class Model(torch.nn.Module):
 
     SECTION: ClassVar[str] = "Models"
     fields: ClassVar[tuple[Field, ...]] = ()
+    #: the variable names the model derives from its options' variables (``x~1``,
+    #: ``x_rate``, ...): :func:`neml2.models._schema.derived` declarations, read by
+    #: :meth:`derived_name` and listed by ``neml2-syntax``
+    derives: ClassVar[tuple[Derived, ...]] = ()
 
     #: Set by the factory to the HIT block name.
     hit_name: str | None = None
@@ -203,6 +212,29 @@ class Model(torch.nn.Module):
     # ------------------------------------------------------------------ authoring
     def setup(self) -> None:
         """Hook: declare variables/parameters that depend on options."""
+
+    def derived_name(self, rule: NamingRule, source: str, name: str | None = None) -> str:
+        """The name of a variable this model derives from option *source* by *rule*.
+
+        Args:
+            rule: a naming rule of :mod:`neml2.models._naming` (``HISTORY``: ``x~1``,
+                ``HISTORY_2``: ``x~2``, ``RATE``: ``x_rate``, ``RESIDUAL``: ``x_residual``).
+            source: the option the name derives from; the class must declare
+                ``derived(rule, source, ...)`` in its ``derives`` (``neml2-syntax``
+                lists those declarations).
+            name: the variable to derive from, for a list option (each of
+                ``unknowns_SR2``); default: the variable *source* names.
+
+        Returns:
+            The value of the declaration's ``renamed_by`` option when that is set,
+            else ``rule(name)``.
+        """
+        base = name if name is not None else self.var.get(source) or self.opts[source]
+        derived = derived_name(type(self), rule, source, base)  # checks the declaration
+        renamed_by = next(
+            d.renamed_by for d in Schema.of(type(self)).derived if d.key == (rule.key, source)
+        )
+        return (self.opts.get(renamed_by) if renamed_by else None) or derived
 
     def error(self, message: str, option: str | None = None) -> FatalError:
         """A FatalError located at *option*'s line (or the block) of the input file."""
@@ -382,7 +414,7 @@ class Model(torch.nn.Module):
         check_names(label, state, self.input_spec, "input")
         missing = [n for n in self.input_spec if n not in state]
         if missing:
-            raise FatalError(f"{label}: missing input(s) {', '.join(missing)}")
+            raise FatalError(missing_inputs_message(label, missing))
         args = [_typed(state[n], t) for n, t in self.input_spec.items()]
         outs = _as_tuple(self(*args))
         return dict(zip(self.output_spec, outs, strict=True))
@@ -564,7 +596,15 @@ class Model(torch.nn.Module):
         by_name = dict(zip(self.input_spec, typed, strict=True))
         v, vh = _typed_seeds(by_name, v, 1), _typed_seeds(by_name, vh, 1)
         v2 = _typed_seeds(by_name, v2, 2)
-        res = _as_tuple(f(self, *typed, v=v, v2=v2, vh=vh))
+        # v2= / vh= only when asked for: a first-order leaf may declare just v=
+        extra = {k: x for k, x in (("v2", v2), ("vh", vh)) if x is not None}
+        for k in extra:
+            if k not in inspect.signature(f).parameters:
+                raise FatalError(
+                    f"{self._label()}: second-order tangents ({k}=) were asked for, but its "
+                    f"forward takes no {k}= keyword (first order only)"
+                )
+        res = _as_tuple(f(self, *typed, v=v, **extra))
         want = len(self.output_spec) + 1 + (v2 is not None or vh is not None) + (vh is not None)
         if len(res) != want:
             raise FatalError(
@@ -604,7 +644,7 @@ class Model(torch.nn.Module):
             check_names(label, inputs, spec, "input")
         missing = [n for n in spec if n not in inputs]
         if missing:
-            raise FatalError(f"{label}: missing input(s) {', '.join(missing)}")
+            raise FatalError(missing_inputs_message(label, missing))
         dtype, device = self._placement() if checking else (self.dtype, self.device)
         out = []
         for name, typ in spec.items():
@@ -658,17 +698,40 @@ class Model(torch.nn.Module):
         return out, jvp
 
     def jacobian(
-        self, inputs: Mapping[str, Any]
+        self, inputs: Mapping[str, Any], *, wrt: str | Sequence[str] | None = None
     ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
-        """Outputs and every Jacobian block ``J[out][in]`` at ``(*B, *out_base, *in_base)``."""
+        """Outputs and the Jacobian blocks ``J[out][in]`` at ``(*B, *out_base, *in_base)``.
+
+        Args:
+            inputs: every input by name, at ``(*B, *base)`` (history inputs ``x~1``
+                included; :func:`neml2.models.with_zero_history` zero-fills them).
+            wrt: the input(s) to differentiate with respect to (``"strain"``); default:
+                every input. Only these are seeded, so one block costs one forward pass
+                carrying ``prod(in_base)`` tangents (6 for an SR2), not the sum over all
+                inputs.
+
+        Returns:
+            ``(outputs, J)``: ``outputs[out]`` at ``(*B, *out_base)``; ``J[out][in]`` for
+            every output and every input in *wrt*, at ``(*B, *out_base, *in_base)``
+            (``(N, 6, 6)`` for ``J["stress"]["strain"]``), zeros where the output does
+            not depend on the input.
+
+        Raises:
+            FatalError: a missing or unknown input; *wrt* names an input the model
+                does not have, or none.
+        """
         xs = self._typed_inputs(inputs)
-        v = {n: {n: identity_seed(x)} for n, x in zip(self.input_spec, xs, strict=True)}
+        names = list(self.input_spec)
+        wanted = names if wrt is None else wrt_inputs(self._label(), wrt, names)
+        v = {n: {n: identity_seed(x)} for n, x in zip(names, xs, strict=True) if n in wanted}
         *outs, v_out = self(*xs, v=v)
         out = {n: o.data for n, o in zip(self.output_spec, outs, strict=True)}
         jac: dict[str, dict[str, torch.Tensor]] = {}
         for n, o in zip(self.output_spec, outs, strict=True):
             jac[n] = {}
-            for i, x in zip(self.input_spec, xs, strict=True):
+            for i, x in zip(names, xs, strict=True):
+                if i not in wanted:
+                    continue
                 in_base = tuple(x.base_shape)
                 d = v_out[n].get(i)
                 if d is None:

@@ -9,8 +9,9 @@ is not built in.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import TypeVar
 
 T = TypeVar("T", bound=type)
@@ -19,10 +20,15 @@ ENTRY_POINT_GROUP = "neml2.models"
 
 _registry: dict[str, type] = {}
 _plugins_loaded = False
+_plugin_failures: list[str] = []
 
 
 class RegistryError(ValueError):
     """A type name is registered twice."""
+
+
+class PluginLoadWarning(UserWarning):
+    """An entry point of the ``neml2.models`` group could not be loaded (it is skipped)."""
 
 
 def register(type_name: str | None = None) -> Callable[[T], T]:
@@ -80,7 +86,28 @@ def _load_plugins() -> None:
         return
     _plugins_loaded = True
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
+        try:
+            ep.load()
+        except Exception as e:  # a broken plugin must not hide the others
+            message = f"{_describe(ep)} failed to load: {type(e).__name__}: {e}"
+            _plugin_failures.append(message)
+            warnings.warn(message, PluginLoadWarning, stacklevel=3)
+
+
+def _describe(ep: EntryPoint) -> str:
+    dist = ep.dist
+    owner = f" of distribution {dist.name} {dist.version}" if dist is not None else ""
+    return f"plugin entry point '{ep.name} = {ep.value}'{owner} (group {ENTRY_POINT_GROUP})"
+
+
+def plugin_failures() -> list[str]:
+    """Why each plugin that failed to load did (after loading plugins); empty if none did.
+
+    Returns:
+        One message per failed entry point: its name, value, distribution and the error.
+    """
+    _load_plugins()
+    return list(_plugin_failures)
 
 
 def lookup(type_name: str) -> type | None:

@@ -20,15 +20,22 @@ list the accepted ones), defaults, documentation and the catalogue printed by
   bare variable name (promoted to an input).
 * :func:`option`: a plain setting (str / int / float / bool / enum / lists).
 * :func:`model_ref`: the name of other ``[Models]`` block(s).
+
+Besides its options, a class declares in ``derives`` (:func:`derived`) the variable
+names it makes from an option's variable by a rule of :mod:`neml2.models._naming`
+(``x~1``, ``x_rate``, ``x_residual``); :func:`catalogue` lists them. An option's
+older reference spellings (``formerly``) are answered with its name.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
+from neml2.models._naming import NamingRule, rule_of_template
 from neml2.tensors import FatalError
 
 if TYPE_CHECKING:
@@ -55,6 +62,9 @@ class Field:
     #: where the model keeps the value: the instance attribute holding a variable's
     #: resolved name or an option's value, the name a parameter is registered under
     attr: str | None = None
+    #: other spellings of this option in reference NEML2 inputs (older releases, its
+    #: tutorials): not accepted, but answered with "did you mean '<name>'?"
+    formerly: tuple[str, ...] = ()
 
     kind = "option"
 
@@ -63,13 +73,16 @@ class Field:
         return self.default is REQUIRED
 
     def catalogue(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "kind": self.kind,
             "doc": self.doc,
             "required": self.required,
             "default": None if self.required else _plain(self.default),
         }
+        if self.formerly:
+            out["formerly"] = list(self.formerly)
+        return out
 
 
 def _plain(v: Any) -> Any:
@@ -140,6 +153,100 @@ class ObjectRefField(Field):
     def kind(self) -> str:  # type: ignore[override]
         return "model" if self.section == "Models" else "data"
 
+    def catalogue(self) -> dict[str, Any]:
+        return {**super().catalogue(), "type": f"[{self.section}] name", "many": self.many}
+
+
+#: The roles a derived variable can take (see :func:`derived`).
+DERIVED_ROLES = ("input", "output", "replaces")
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A variable a class names after the variable of one of its options.
+
+    Not an option: HIT cannot set it (unless ``renamed_by`` names an option that
+    does). Declared in the class's ``derives`` tuple with :func:`derived`; the
+    class builds the name with :meth:`neml2.models.Model.derived_name` (or
+    :func:`derived_name`), which refuses a derivation the class does not declare,
+    so the catalogue (``neml2-syntax``) lists exactly what the code derives.
+    """
+
+    #: the naming rule (``neml2.models._naming``: HISTORY, HISTORY_2, RATE, RESIDUAL)
+    rule: NamingRule
+    #: the option whose variable name (or list of names) the name derives from
+    source: str
+    #: "input" or "output" of the model, or "replaces": it takes the source
+    #: variable's place (input or output as the source is)
+    role: str = "input"
+    #: the tensor type, when it is not the source variable's type
+    type: type | None = None
+    doc: str = ""
+    #: an option that, when set (non-empty), gives the name instead
+    renamed_by: str | None = None
+    #: when the variable exists, in words (e.g. "rate_form = true"); "" for always
+    when: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.rule.key, self.source)
+
+    @property
+    def name(self) -> str:
+        """The derived name in the catalogue's notation: ``<source>_rate``."""
+        return self.rule.placeholder(self.source)
+
+    def catalogue(self, fields: dict[str, Field]) -> dict[str, Any]:
+        typ = self.type
+        src = fields.get(self.source)
+        if typ is None and isinstance(src, VariableField):
+            typ = src.type
+        out: dict[str, Any] = {
+            "name": self.name,
+            "from": self.source,
+            "rule": self.rule.key,
+            "kind": self.role,
+            "type": typ.__name__ if typ is not None else None,
+            "doc": self.doc or self.rule.describe(f"<{self.source}>"),
+        }
+        if isinstance(src, OptionField) and src.many:
+            out["each"] = True  # one derived variable per name the list option holds
+        if self.renamed_by:
+            out["renamed_by"] = self.renamed_by
+        if self.when:
+            out["when"] = self.when
+        return out
+
+
+def derived(
+    rule: NamingRule,
+    source: str,
+    *,
+    output: bool = False,
+    replaces: bool = False,
+    type: type | None = None,
+    doc: str = "",
+    renamed_by: str | None = None,
+    when: str = "",
+) -> Derived:
+    """Declare that a class derives a variable name from option *source* by *rule*.
+
+    Args:
+        rule: the naming rule (``HISTORY``, ``HISTORY_2``, ``RATE``, ``RESIDUAL``).
+        source: the option holding the variable name (or names) it derives from.
+        output: the derived variable is an output (default: an input).
+        replaces: it takes the source variable's place instead (``rate_form``).
+        type: its tensor type when not the source variable's.
+        doc: what it is, when the rule's general meaning is not enough.
+        renamed_by: an option that names it instead when set.
+        when: the condition under which it exists, in words.
+
+    Returns:
+        The declaration, for the class's ``derives`` tuple.
+    """
+    role = "replaces" if replaces else "output" if output else "input"
+    return Derived(rule, source, role, type, doc, renamed_by, when)
+
 
 def input(name: str, type: type, default: str | None = None, *, doc: str = "") -> VariableField:
     """An input variable; its name defaults to the option name."""
@@ -175,9 +282,12 @@ def option(
     doc: str = "",
     many: bool = False,
     choices: Sequence[str] = (),
+    formerly: Sequence[str] = (),
 ) -> OptionField:
-    """A plain setting."""
-    return OptionField(name, doc, default, type=type, many=many, choices=tuple(choices))
+    """A plain setting; *formerly* lists reference spellings answered with its name."""
+    return OptionField(
+        name, doc, default, type=type, many=many, choices=tuple(choices), formerly=tuple(formerly)
+    )
 
 
 def model_ref(name: str, default: Any = REQUIRED, *, doc: str = "", many: bool = False):
@@ -207,38 +317,74 @@ class NonlinearParameter:
 
 @dataclass
 class Schema:
-    """The ordered fields of a class (its own plus inherited ones)."""
+    """The ordered fields of a class (its own plus inherited ones) and the variable
+    names it derives (:class:`Derived`)."""
 
     fields: tuple[Field, ...] = ()
+    derived: tuple[Derived, ...] = ()
     by_name: dict[str, Field] = field(init=False)
+    #: a reference spelling (``Field.formerly``) -> the field it names
+    by_former_name: dict[str, Field] = field(init=False)
 
     def __post_init__(self) -> None:
         self.by_name = {}
+        self.by_former_name = {}
         for f in self.fields:
             if f.name in self.by_name:
                 raise TypeError(f"field '{f.name}' is declared twice")
             self.by_name[f.name] = f
+        for f in self.fields:
+            for old in f.formerly:
+                if old in self.by_name or old in self.by_former_name:
+                    raise TypeError(f"'{old}' is an option or a former spelling twice")
+                self.by_former_name[old] = f
+
+    def check_derived(self, owner: str) -> None:
+        """A TypeError when a ``derives`` entry of class *owner* names no option.
+
+        Checked on use (not in :meth:`of`): an abstract base may declare derivations
+        whose options its registered subclasses add.
+        """
+        for d in self.derived:
+            for opt in (d.source, d.renamed_by):
+                if opt is not None and opt not in self.by_name:
+                    raise TypeError(f"{owner}: derived '{d.name}' refers to '{opt}', no option")
+            if d.role not in DERIVED_ROLES:
+                raise TypeError(f"{owner}: derived '{d.name}': role '{d.role}' is not valid")
 
     @classmethod
     def of(cls, klass: type) -> Schema:
-        """Merge ``fields`` along the MRO (base-class fields first; subclasses override)."""
+        """Merge ``fields`` and ``derives`` along the MRO (base-class entries first;
+        subclasses override a field by name, a derivation by rule and source)."""
         merged: dict[str, Field] = {}
+        derives: dict[tuple[str, str], Derived] = {}
         for k in reversed(klass.__mro__):
             hit_schema = k.__dict__.get("hit")
             own = getattr(hit_schema, "fields", ()) if hit_schema is not None else ()
             for f in (*k.__dict__.get("fields", ()), *own):
                 merged[f.name] = f
-        return cls(tuple(merged.values()))
+            for d in k.__dict__.get("derives", ()):
+                derives[d.key] = d
+        return cls(tuple(merged.values()), tuple(derives.values()))
 
     def names(self) -> list[str]:
         return list(self.by_name)
+
+    def former_spelling(self, name: str) -> str | None:
+        """`` (did you mean 'ours'? 'name' is the reference NEML2's older spelling)``
+        when *name* is a reference spelling of one of the options, else None."""
+        f = self.by_former_name.get(name)
+        if f is None:
+            return None
+        return f" (did you mean '{f.name}'? '{name}' is the reference NEML2's older spelling)"
 
     def fill_defaults(self, values: dict[str, Any], where: str) -> dict[str, Any]:
         """Check Python keyword values against the schema and add defaults."""
         unknown = [k for k in values if k not in self.by_name]
         if unknown:
+            hint = self.former_spelling(unknown[0]) or ""
             raise FatalError(
-                f"{where}: unknown option(s) {', '.join(unknown)}; "
+                f"{where}: unknown option(s) {', '.join(unknown)}{hint}; "
                 f"accepted: {', '.join(self.names())}"
             )
         out = {}
@@ -260,6 +406,17 @@ class Schema:
                 continue
             f = self.by_name.get(p.name)
             if f is None:
+                hint = self.former_spelling(p.name)
+                if hint is not None:  # name every older spelling of the block at once
+                    others = [
+                        f"'{q.name}' ({q.location}) -> '{self.by_former_name[q.name].name}'"
+                        for q in node.params()
+                        if q.name in self.by_former_name and q.name != p.name
+                    ]
+                    also = f"; rename also {', '.join(others)}" if others else ""
+                    raise FatalError(
+                        f"{p.location}: unknown option '{p.name}' in [{node.fullpath}]{hint}{also}"
+                    )
                 close = get_close_matches(p.name, self.names(), n=1)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 raise FatalError(
@@ -276,13 +433,66 @@ class Schema:
         return values
 
 
+def derived_name(cls: type, rule: NamingRule, source: str, name: str) -> str:
+    """``rule(name)``, the variable *cls* derives from option *source*'s variable *name*.
+
+    Args:
+        cls: the class deriving the name; it must declare ``derived(rule, source)``
+            in its ``derives`` (that is what ``neml2-syntax`` lists).
+        rule: the naming rule.
+        source: the option *name* came from.
+        name: the source variable's name.
+
+    Returns:
+        The derived name, e.g. ``"stress_residual"``.
+
+    Raises:
+        TypeError: the class does not declare the derivation (a programming error:
+            the catalogue would not list the name).
+    """
+    schema = Schema.of(cls)
+    schema.check_derived(cls.__name__)
+    if (rule.key, source) not in {d.key for d in schema.derived}:
+        raise TypeError(
+            f"{cls.__name__} derives '{rule.placeholder(source)}' without declaring it: add "
+            f"derived({rule.key.upper()}, '{source}', ...) to {cls.__name__}.derives"
+        )
+    return rule(name)
+
+
 def catalogue(cls: type) -> dict[str, Any]:
-    """Machine-readable description of a registered class (``neml2-syntax``)."""
+    """Machine-readable description of a registered class (``neml2-syntax``).
+
+    Keys: ``type``, ``section``, ``doc`` (the class docstring, dedented),
+    ``fields`` (every option: see ``Field.catalogue``) and ``derived``: the
+    variable names the class derives from its options' variables, from its
+    ``derives`` declarations and from variable defaults built by a naming rule
+    (``"{back_stress}_rate"``).
+    """
+    schema = Schema.of(cls)
+    schema.check_derived(cls.__name__)
+    derived_entries = [d.catalogue(schema.by_name) for d in schema.derived]
+    for f in schema.fields:
+        found = rule_of_template(f.default) if isinstance(f.default, str) else None
+        if isinstance(f, VariableField) and found is not None:
+            rule, source = found
+            derived_entries.append(
+                {
+                    "name": rule.placeholder(source),
+                    "from": source,
+                    "rule": rule.key,
+                    "kind": f.kind,
+                    "type": f.type.__name__,
+                    "doc": f.doc,
+                    "renamed_by": f.name,
+                }
+            )
     return {
         "type": cls.__name__,
         "section": getattr(cls, "SECTION", "?"),
-        "doc": (cls.__doc__ or "").strip(),
-        "fields": [f.catalogue() for f in Schema.of(cls).fields],
+        "doc": inspect.cleandoc(cls.__doc__ or ""),
+        "fields": [f.catalogue() for f in schema.fields],
+        "derived": derived_entries,
     }
 
 

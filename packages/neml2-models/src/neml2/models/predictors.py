@@ -10,8 +10,10 @@ from __future__ import annotations
 import torch
 
 from neml2.models._model import Model
+from neml2.models._naming import HISTORY, HISTORY_2, NamingRule
 from neml2.models._registry import register
-from neml2.models._schema import input, option, output, parameter
+from neml2.models._schema import derived, input, option, output, parameter
+from neml2.models._spellings import former_type_tokens
 from neml2.tensors import MRP, R2, SR2, WR2, Scalar, Vec, constant, where
 from neml2.tensors import abs as abs_
 
@@ -21,7 +23,14 @@ TYPES = {"Scalar": Scalar, "Vec": Vec, "SR2": SR2, "R2": R2, "WR2": WR2, "MRP": 
 def _unknown_fields():
     return (
         *(
-            option(f"unknowns_{t}", str, (), many=True, doc=f"{t} unknowns to predict")
+            option(
+                f"unknowns_{t}",
+                str,
+                (),
+                many=True,
+                doc=f"{t} unknowns to predict",
+                formerly=tuple(f"unknowns_{old}" for old in former_type_tokens(t)),
+            )
             for t in TYPES
         ),
         option(
@@ -32,6 +41,15 @@ def _unknown_fields():
             doc="'unknown:variable' pairs: on a step without history (|t~1 - t~2| <= eps, "
             "the first) the unknown takes that variable's value instead of its history",
         ),
+    )
+
+
+def _unknown_histories(*rules: NamingRule) -> tuple:
+    """The history inputs (``u~1``, ``u~2``) of every listed unknown ``u``."""
+    return tuple(
+        derived(rule, f"unknowns_{t}", type=typ, doc=rule.describe("the unknown"))
+        for t, typ in TYPES.items()
+        for rule in rules
     )
 
 
@@ -102,15 +120,24 @@ class ConstantExtrapolationPredictor(_ListedUnknowns):
     """
 
     fields = (option("time", str, "t", doc="time variable (read only with 'cold')"),)
+    derives = (
+        *_unknown_histories(HISTORY),
+        derived(HISTORY, "time", type=Scalar, when="cold is set"),
+        derived(HISTORY_2, "time", type=Scalar, when="cold is set"),
+    )
 
     def setup(self) -> None:
         self._names = self._listed()
         for n, typ in self._names:
-            self.declare_input(f"{n}~1", typ)
+            self.declare_input(self.derived_name(HISTORY, f"unknowns_{typ.__name__}", n), typ)
             self.declare_output(n, typ)
         if self.opts["cold"]:
-            t = self.opts["time"]
-            for name in (t, f"{t}~1", f"{t}~2"):
+            self._times = (
+                self.opts["time"],
+                self.derived_name(HISTORY, "time"),
+                self.derived_name(HISTORY_2, "time"),
+            )
+            for name in self._times:
                 self.declare_input(name, Scalar)
             self._declare_cold(self._names)
         else:
@@ -121,8 +148,8 @@ class ConstantExtrapolationPredictor(_ListedUnknowns):
         out = tuple(o * 1.0 for o in args[:n])
         if self._cold:
             values = dict(zip(self.input_spec, args, strict=True))
-            t = self.opts["time"]
-            out = self._select_cold(_warm(values[f"{t}~1"], values[f"{t}~2"]), out, values)
+            _, t1, t2 = self._times
+            out = self._select_cold(_warm(values[t1], values[t2]), out, values)
         return out if len(out) != 1 else out[0]
 
 
@@ -139,12 +166,14 @@ class LinearExtrapolationPredictor(_ListedUnknowns):
         input("time_old", Scalar, "t~1", doc="previous time"),
         input("time_older", Scalar, "t~2", doc="time before the previous one"),
     )
+    derives = _unknown_histories(HISTORY, HISTORY_2)
 
     def setup(self) -> None:
         self._names = self._listed()
         for n, typ in self._names:
-            self.declare_input(f"{n}~1", typ)
-            self.declare_input(f"{n}~2", typ)
+            source = f"unknowns_{typ.__name__}"
+            self.declare_input(self.derived_name(HISTORY, source, n), typ)
+            self.declare_input(self.derived_name(HISTORY_2, source, n), typ)
             self.declare_output(n, typ)
         self._declare_cold(self._names)
 

@@ -15,28 +15,82 @@ from neml2.tensors import FatalError
 
 
 class LinearSolver:
-    """Solve ``A x = b`` for ``A (*B, n, n)``, ``b (*B, n)`` or ``(*B, n, k)``."""
+    """Base class of the batched linear solvers: ``A x = b`` for ``A (*B, n, n)``.
+
+    A subclass lists its options in ``fields`` and implements :meth:`solve`;
+    the registered ones are built from ``[Solvers]`` blocks of an input file.
+
+    Attributes:
+        opts: the option values, defaults filled in (``dict``).
+    """
 
     SECTION = "Solvers"
     fields: tuple = ()
     hit_name: str | None = None
 
     def __init__(self, **values):
+        """Make a solver from option values.
+
+        Args:
+            **values (Any): the options of the class's ``fields`` by name; options
+                left out take their defaults.
+
+        Raises:
+            FatalError: an option the class does not have, or a required one
+                is missing.
+        """
         self.opts = Schema.of(type(self)).fill_defaults(values, type(self).__name__)
 
     @classmethod
     def from_hit(cls, node, ctx):
+        """Build the solver of a ``[Solvers]`` block of an input file.
+
+        Args:
+            node (neml2.hit.Node): the block.
+            ctx (neml2.models.InputFile): the input file being built.
+
+        Returns:
+            (LinearSolver): The solver, an instance of *cls*.
+
+        Raises:
+            FatalError: an unknown option or a value of the wrong type; the
+                message names the file, line and column.
+        """
         return cls(**Schema.of(cls).read_hit(node, ctx))
 
     def solve(self, A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:  # pragma: no cover
+        """Solve ``A x = b`` at every batch point.
+
+        Args:
+            A: the matrices, ``(*B, n, n)``.
+            b: the right-hand sides: one vector ``(*B, n)`` or ``k`` columns
+                ``(*B, n, k)`` per batch point.
+
+        Returns:
+            ``x``, the shape of *b*. Where ``A`` is singular the values are
+                non-finite (no exception, so the graph stays exportable).
+
+        Raises:
+            NotImplementedError: the base class does not solve.
+        """
         raise NotImplementedError
 
 
 @register()
 class DenseLU(LinearSolver):
-    """Dense LU factorization with partial pivoting (batched)."""
+    """Dense LU factorization with partial pivoting (batched). It has no options."""
 
     def solve(self, A, b):
+        """Solve ``A x = b`` at every batch point with ``torch.linalg.solve_ex``.
+
+        Args:
+            A (torch.Tensor): the matrices, ``(*B, n, n)``.
+            b (torch.Tensor): the right-hand sides, ``(*B, n)`` or ``(*B, n, k)``.
+
+        Returns:
+            (torch.Tensor): ``x``, the shape of *b*; non-finite at a point where ``A`` is
+                singular (no exception).
+        """
         vec = b.dim() == A.dim() - 1
         x, _ = torch.linalg.solve_ex(A, b.unsqueeze(-1) if vec else b)
         return x.squeeze(-1) if vec else x
@@ -51,6 +105,12 @@ class SchurComplement(LinearSolver):
     ``S = A_ss - A_sp A_pp⁻¹ A_ps``, ``x_s = S⁻¹ (b_s - A_sp A_pp⁻¹ b_p)``,
     ``x_p = A_pp⁻¹ (b_p - A_ps x_s)``. The group sizes are set by the nonlinear
     system (``split``) before solving.
+
+    Attributes:
+        primary: the solver of the primary block ``A_pp``.
+        schur: the solver of the Schur complement ``S``.
+        n_primary: the size of the primary block (entries of the flat unknown
+            vector), ``None`` until :meth:`split` is called.
     """
 
     fields = (
@@ -61,6 +121,22 @@ class SchurComplement(LinearSolver):
     )
 
     def __init__(self, primary: LinearSolver | None = None, schur=None, **values):
+        """Make a Schur-complement solver from two sub-solvers and its options.
+
+        Args:
+            primary: the solver of the primary block ``A_pp`` (default ``None``:
+                a :class:`DenseLU`).
+            schur (LinearSolver | None): the solver of the Schur complement ``S`` (default ``None``:
+                a :class:`DenseLU`).
+            **values (Any): the options: ``residual_primary_group`` and
+                ``unknown_primary_group`` (``int``, default 0),
+                ``primary_solver`` and ``schur_solver`` (names of ``[Solvers]``
+                blocks; :meth:`from_hit` builds them, here they are only
+                recorded).
+
+        Raises:
+            FatalError: an unknown option.
+        """
         super().__init__(**values)
         self.primary = primary or DenseLU()
         self.schur = schur or DenseLU()
@@ -68,6 +144,22 @@ class SchurComplement(LinearSolver):
 
     @classmethod
     def from_hit(cls, node, ctx):
+        """Build the solver of a ``[Solvers]`` block, with its sub-solvers.
+
+        ``primary_solver`` and ``schur_solver``, where given, name other
+        ``[Solvers]`` blocks, which are built first.
+
+        Args:
+            node (neml2.hit.Node): the block.
+            ctx (neml2.models.InputFile): the input file being built.
+
+        Returns:
+            (SchurComplement): The solver.
+
+        Raises:
+            FatalError: an unknown option, or a sub-solver block that is
+                missing or cannot be built; the message names the location.
+        """
         values = Schema.of(cls).read_hit(node, ctx)
         subs = {}
         for key in ("primary_solver", "schur_solver"):
@@ -76,9 +168,29 @@ class SchurComplement(LinearSolver):
         return cls(primary=subs.get("primary_solver"), schur=subs.get("schur_solver"), **values)
 
     def split(self, n_primary: int) -> None:
+        """Set the size of the primary block (``ImplicitUpdate`` calls this before a solve).
+
+        Args:
+            n_primary: the number of entries of the flat unknown vector in the
+                primary group: the first *n_primary* rows and columns of ``A``
+                form ``A_pp``.
+        """
         self.n_primary = n_primary
 
     def solve(self, A, b):
+        """Solve ``A x = b`` at every batch point by block elimination.
+
+        Args:
+            A (torch.Tensor): the matrices, ``(*B, n, n)``, primary unknowns and
+                rows first.
+            b (torch.Tensor): the right-hand sides, ``(*B, n)`` or ``(*B, n, k)``.
+
+        Returns:
+            (torch.Tensor): ``x = [x_p; x_s]``, the shape of *b*.
+
+        Raises:
+            FatalError: :meth:`split` was not called.
+        """
         if self.n_primary is None:
             raise FatalError("SchurComplement: the equation system did not set the group sizes")
         p = self.n_primary

@@ -32,7 +32,18 @@ ResidualFn = Callable[..., tuple[torch.Tensor, torch.Tensor]]
 
 @dataclass
 class NewtonResult:
-    """The solution and the per-point status of a batched Newton solve."""
+    """The solution and the per-point status of a batched Newton solve.
+
+    A solve does not raise when points fail; :meth:`Newton.check` does.
+
+    Attributes:
+        u: the last iterate, ``(*B, n)``.
+        iterations: the Newton iterations the loop ran (one count for the
+            whole batch), a 0-dim ``int64`` tensor.
+        converged: whether each point converged, ``(*B,)`` bool.
+        residual_norm: ``‖r‖`` at ``u``, ``(*B,)``.
+        initial_norm: ``‖r‖`` at the initial guess, ``(*B,)``.
+    """
 
     u: torch.Tensor
     iterations: torch.Tensor  # () int64
@@ -98,7 +109,16 @@ def _settled(nr, nr0, atol, rtol):
 
 @register()
 class Newton:
-    """Newton-Raphson: ``u ← u - J(u)⁻¹ r(u)`` until every point converges."""
+    """Newton-Raphson: ``u ← u - J(u)⁻¹ r(u)`` until every point converges.
+
+    A point has converged when ``‖r‖ < abs_tol`` or ``‖r‖ / ‖r0‖ < rel_tol``
+    (a non-finite residual never counts); the loop stops when every point has
+    converged or gone non-finite, or after ``max_its`` iterations.
+
+    Attributes:
+        opts: the option values, defaults filled in (``dict``).
+        linear: the linear solver of each step ``J du = -r``.
+    """
 
     SECTION = "Solvers"
     fields = (
@@ -111,11 +131,42 @@ class Newton:
     hit_name: str | None = None
 
     def __init__(self, linear: LinearSolver | None = None, **values):
+        """Make a solver from a linear solver and option values.
+
+        Args:
+            linear: the solver of ``J du = -r`` (default ``None``: a
+                :class:`~neml2.solvers.DenseLU`).
+            **values (Any): the options, each with its default: ``abs_tol``
+                (``1e-10``), ``rel_tol`` (``1e-8``), ``max_its`` (25),
+                ``verbose`` (``False``: print the residual norm per iteration
+                when ``True``), ``linear_solver`` (the name of a ``[Solvers]``
+                block; :meth:`from_hit` builds it, here it is only recorded).
+                :class:`NewtonWithLineSearch` adds its line-search options.
+
+        Raises:
+            FatalError: an option the class does not have.
+        """
         self.opts = Schema.of(type(self)).fill_defaults(values, type(self).__name__)
         self.linear = linear or DenseLU()
 
     @classmethod
     def from_hit(cls, node, ctx):
+        """Build the solver of a ``[Solvers]`` block of an input file.
+
+        Args:
+            node (neml2.hit.Node): the block.
+            ctx (neml2.models.InputFile): the input file being built.
+
+        Returns:
+            (Newton): The solver, an instance of *cls*; its linear solver is the block
+                that ``linear_solver`` names, built first, or a
+                :class:`~neml2.solvers.DenseLU`.
+
+        Raises:
+            FatalError: an unknown option or a bad value, or a
+                ``linear_solver`` block that is missing or is not a linear
+                solver; the message names the location.
+        """
         values = Schema.of(cls).read_hit(node, ctx)
         linear = None
         if values.get("linear_solver"):
@@ -133,9 +184,7 @@ class Newton:
         *args: torch.Tensor,
         residual: Callable[..., torch.Tensor] | None = None,
     ) -> NewtonResult:
-        """Solve ``r(u) = 0`` from ``u0`` (``(*B, n)``); *args* are passed through to *fn*.
-        *residual* (the residual alone) is not used: every iterate needs ``J``; it is
-        accepted so that every solver takes the same arguments.
+        """Solve ``r(u) = 0`` at every batch point, starting from ``u0``.
 
         Every pass of the loop evaluates ``r`` and ``J`` at the current iterate, tests
         convergence, and takes the Newton step unless it stops. So a traced graph holds
@@ -143,6 +192,20 @@ class Newton:
         two (one before the loop for ``r0``): smaller compiled code, and 15-25 % shorter
         cold AOTI compiles of the benchmark models (docs/aoti.md). Eagerly the stopping
         pass skips the linear solve; traced, it solves and discards the step.
+
+        Args:
+            fn: ``fn(u, *args) -> (r, J)``: the residual ``(*B, n)`` and its
+                Jacobian ``(*B, n, n)`` at ``u`` ``(*B, n)``.
+            u0: the initial guess, ``(*B, n)``.
+            *args: tensors passed through to *fn* (and carried through the loop
+                when traced).
+            residual: the residual alone, ``residual(u, *args) -> r``. Not used
+                here (every iterate needs ``J``); it is accepted so that every
+                solver takes the same arguments.
+
+        Returns:
+            The last iterate and the per-point status. Points that did not
+                converge are reported there, not raised; see :meth:`check`.
         """
         atol, rtol = self.opts["abs_tol"], self.opts["rel_tol"]
         max_its = self.opts["max_its"]
@@ -175,8 +238,19 @@ class Newton:
         return NewtonResult(u, it, _converged(nr, nr0, atol, rtol), nr, nr0)
 
     def check(self, res: NewtonResult, what: str) -> None:
-        """Raise a ConvergenceError naming the failed points (flat batch indices), the
-        iterations and the worst residual norm among the failed points (nan if one is)."""
+        """Raise if any point of a solve did not converge.
+
+        Args:
+            res: the result of :meth:`solve`.
+            what: what was solved, the start of the error message (e.g. the
+                model's name).
+
+        Raises:
+            ConvergenceError: some point did not converge. It names the failed
+                points (flat batch indices), the iterations and the worst
+                residual norm among the failed points (``nan`` if one is), and
+                the tolerances (:meth:`describe`).
+        """
         if bool(res.converged.all()):
             return
         raise ConvergenceError.at_points(
@@ -188,7 +262,11 @@ class Newton:
         )
 
     def describe(self) -> str:
-        """The tolerances, as a failure message states them."""
+        """Describe the tolerances, as a failure message states them.
+
+        Returns:
+            E.g. ``"abs_tol 1e-10, rel_tol 1e-08, max_its 25"``.
+        """
         return (
             f"abs_tol {self.opts['abs_tol']:g}, rel_tol {self.opts['rel_tol']:g}, "
             f"max_its {self.opts['max_its']}"
@@ -207,6 +285,15 @@ class NewtonWithLineSearch(Newton):
     ``max_linesearch_iterations - 1`` trial points (at least one) are evaluated; each batch
     point keeps its own ``α``, and the step ends at the last point evaluated for
     it (no error when the search runs out).
+
+    Its options, besides :class:`Newton`'s: ``max_linesearch_iterations``
+    (default 10), ``linesearch_cutback`` (``σ``, default 2.0),
+    ``linesearch_stopping_criteria`` (``c``, default ``1e-3``),
+    ``linesearch_type`` (``"BACKTRACKING"``, the default, or
+    ``"STRONG_WOLFE"``), ``check_negative_criterion`` (default ``False``:
+    when ``True``, warn on stderr when the criterion becomes negative; eager
+    solves only; ``check_negative_critertion`` is the spelling of older NEML2
+    inputs).
     """
 
     fields = (
@@ -243,10 +330,11 @@ class NewtonWithLineSearch(Newton):
         *args: torch.Tensor,
         residual: Callable[..., torch.Tensor] | None = None,
     ) -> NewtonResult:
-        """Solve ``r(u) = 0`` from ``u0``; the same iterates as a Newton step followed by a
-        line search. *residual* (``residual(u, *args) -> r``, optional) evaluates the
-        residual alone; eagerly, trial points are evaluated with it (see
-        :meth:`_solve_eager`).
+        """Solve ``r(u) = 0`` from ``u0``: each iterate is a Newton step followed by a line search.
+
+        Eagerly, trial points the search may reject are evaluated with
+        *residual* when it is given, so a rejected trial costs a residual
+        evaluation only and ``J`` is evaluated at the accepted point.
 
         Traced, the search is written as one loop in which every pass evaluates one trial
         point.
@@ -259,6 +347,20 @@ class NewtonWithLineSearch(Newton):
         iteration. So a traced graph holds a single copy of the residual and Jacobian
         evaluation, however many trials are allowed, instead of one per trial plus one
         for ``u0`` (the crystal-plasticity models evaluate a large Jacobian per trial).
+
+        Args:
+            fn: ``fn(u, *args) -> (r, J)``: the residual ``(*B, n)`` and its
+                Jacobian ``(*B, n, n)`` at ``u`` ``(*B, n)``.
+            u0: the initial guess, ``(*B, n)``.
+            *args: tensors passed through to *fn* and *residual*.
+            residual: ``residual(u, *args) -> r`` ``(*B, n)``, the residual
+                alone (default ``None``: every trial evaluates *fn*). Used
+                eagerly only.
+
+        Returns:
+            The last iterate and the per-point status; failures are reported
+                there, not raised (see :meth:`Newton.check`). When the search runs
+                out of trials, the step ends at the last trial point (no error).
         """
         if not _tracing():
             return self._solve_eager(fn, residual, u0, args)

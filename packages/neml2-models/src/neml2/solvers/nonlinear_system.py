@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from neml2.models._naming import RESIDUAL
 from neml2.models._registry import register
-from neml2.models._schema import Schema, model_ref, option
+from neml2.models._schema import Schema, derived, derived_name, model_ref, option
 from neml2.tensors import FatalError
 
 
@@ -18,6 +19,18 @@ class NonlinearSystem:
     ``unknowns`` / ``residuals`` may be split into groups with ``;`` (used by
     block solvers such as SchurComplement); ``residuals`` defaults to
     ``<unknown>_residual``. Every other input of the model is given.
+
+    Attributes:
+        model: the model computing the residuals.
+        unknowns: the unknown variable names, all groups in order (``list[str]``).
+        unknown_groups: the unknowns by group (``list[list[str]]``).
+        residuals: the residual variable names, paired with :attr:`unknowns`
+            by position (``list[str]``).
+        residual_groups: the residuals by group (``list[list[str]]``).
+        givens: the model's other inputs (``list[str]``).
+        structure: one kind per unknown group, ``"dense"`` or ``"block"``
+            (``list[str]``).
+        opts: the option values, defaults filled in (``dict``).
     """
 
     SECTION = "EquationSystems"
@@ -33,9 +46,41 @@ class NonlinearSystem:
             "that entry's unknowns only: the Jacobian is seeded per entry)",
         ),
     )
+    derives = (
+        derived(
+            RESIDUAL,
+            "unknowns",
+            output=True,
+            renamed_by="residuals",
+            doc="the residual paired with each unknown: an output of 'model'",
+        ),
+    )
     hit_name: str | None = None
 
     def __init__(self, *, _where: str = "NonlinearSystem", _locations=None, **values):
+        """Make a system from its options and check it against the model.
+
+        Args:
+            _where: the text error messages start with (internal; :meth:`from_hit`
+                passes the block's location).
+            _locations (dict[str, str] | None): the location of each option by
+                name (internal; from :meth:`from_hit`).
+            **values (Any): the options: ``model`` (the :class:`~neml2.models.Model`
+                computing the residuals; required), ``unknowns`` (names of input
+                variables, ``;`` between groups; required), ``residuals`` (names
+                of output variables, grouped the same way; default
+                ``<unknown>_residual`` for each unknown), ``structure`` (per
+                unknown group, ``dense`` or ``block``: each sub-batch entry's
+                residuals depend on that entry's unknowns only, so the Jacobian
+                is seeded per entry; default ``dense`` for all).
+
+        Raises:
+            FatalError: an unknown or missing option; no unknowns; residual
+                groups that do not match the unknown groups in number or size;
+                an unknown that is not an input of the model, or a residual
+                that is not an output; an unknown and its residual of different
+                shapes; a bad ``structure``.
+        """
         self.opts = Schema.of(type(self)).fill_defaults(values, _where)
         loc = dict(_locations or {})
         self.model = self.opts["model"]
@@ -46,7 +91,10 @@ class NonlinearSystem:
         if self.opts["residuals"].strip():
             self.residual_groups = _groups(self.opts["residuals"])
         else:
-            self.residual_groups = [[f"{u}_residual" for u in g] for g in self.unknown_groups]
+            self.residual_groups = [
+                [derived_name(type(self), RESIDUAL, "unknowns", u) for u in g]
+                for g in self.unknown_groups
+            ]
         self.residuals = [r for g in self.residual_groups for r in g]
         where_r = loc.get("residuals", loc.get("unknowns", _where))
         if [len(g) for g in self.residual_groups] != [len(g) for g in self.unknown_groups]:
@@ -100,6 +148,21 @@ class NonlinearSystem:
 
     @classmethod
     def from_hit(cls, node, ctx):
+        """Build the system of an ``[EquationSystems]`` block of an input file.
+
+        Args:
+            node (neml2.hit.Node): the block.
+            ctx (neml2.models.InputFile): the input file being built;
+                the ``model`` block is built first.
+
+        Returns:
+            (NonlinearSystem): The system; its errors name the file, line and column of the
+                option at fault.
+
+        Raises:
+            FatalError: as for the constructor, or an unknown option or bad
+                value in the block.
+        """
         values = Schema.of(cls).read_hit(node, ctx)
         locations = {p.name: str(p.location) for p in node.params()}
         return cls(_where=f"{node.location}: [{node.fullpath}]", _locations=locations, **values)

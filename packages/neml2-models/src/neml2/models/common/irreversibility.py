@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from neml2.models._model import Model
+from neml2.models._naming import HISTORY
 from neml2.models._registry import register
-from neml2.models.common._fields import history, variable
+from neml2.models._schema import derived
+from neml2.models.common._fields import variable
 from neml2.tensors import Scalar, where
 
 
@@ -22,8 +24,10 @@ class IrreversibleScalar(Model):
         variable("to", Scalar, output=True, doc="updated value y (its history is <to>~1)"),
     )
 
+    derives = (derived(HISTORY, "to", doc="the previous-step value y_n of <to>"),)
+
     def setup(self) -> None:
-        self.declare_input(history(self.var["to"]), Scalar)
+        self.declare_input(self.derived_name(HISTORY, "to"), Scalar)
 
     def forward(self, x: Scalar, y_n: Scalar) -> Scalar:
         return where(x > y_n, x, y_n)

@@ -12,9 +12,10 @@ from typing import ClassVar
 import torch
 
 from neml2.models._model import Model
+from neml2.models._naming import HISTORY, RATE, RESIDUAL
 from neml2.models._registry import register
-from neml2.models._schema import option
-from neml2.models.common._fields import TIME, history, rate, residual, variable
+from neml2.models._schema import derived, option
+from neml2.models.common._fields import TIME, variable
 from neml2.tensors import (
     MRP,
     R2,
@@ -43,10 +44,10 @@ class _Integration(Model):
         self._structural.clear()
         if with_current:
             self.declare_input(s, self.TYPE)
-        self.declare_input(self.opts.get("old_variable") or history(s), self.TYPE)
-        self.declare_input(self.opts.get("rate") or rate(s), self.RATE_TYPE or self.TYPE)
+        self.declare_input(self.derived_name(HISTORY, "variable"), self.TYPE)
+        self.declare_input(self.derived_name(RATE, "variable"), self.RATE_TYPE or self.TYPE)
         self.declare_input(t, Scalar)
-        self.declare_input(history(t), Scalar)
+        self.declare_input(self.derived_name(HISTORY, "time"), Scalar)
 
 
 class BackwardEulerTimeIntegration(_Integration):
@@ -56,9 +57,16 @@ class BackwardEulerTimeIntegration(_Integration):
     output ``s_residual``.
     """
 
+    derives = (
+        derived(HISTORY, "variable"),
+        derived(RATE, "variable", renamed_by="rate"),
+        derived(HISTORY, "time"),
+        derived(RESIDUAL, "variable", output=True),
+    )
+
     def setup(self) -> None:
         self._declare_history_inputs(with_current=True)
-        self.declare_output(residual(self.var["variable"]), self.TYPE)
+        self.declare_output(self.derived_name(RESIDUAL, "variable"), self.TYPE)
 
     def forward(self, s, s_n, s_rate, t, t_n) -> TensorWrapper:
         return s - s_n - (t - t_n) * s_rate
@@ -70,6 +78,12 @@ class ForwardEulerTimeIntegration(_Integration):
     Inputs ``s~1`` (``old_variable``), ``s_rate`` (``rate``), ``t`` (``time``), ``t~1``;
     output ``s`` (``variable``).
     """
+
+    derives = (
+        derived(HISTORY, "variable", renamed_by="old_variable"),
+        derived(RATE, "variable", renamed_by="rate"),
+        derived(HISTORY, "time"),
+    )
 
     def setup(self) -> None:
         self._declare_history_inputs(with_current=False)
@@ -84,14 +98,14 @@ def _variable(typ: type, *, output: bool = False):
 
 
 #: Renames the rate input (default ``<variable>_rate``).
-RATE = option("rate", str, "", doc="name of the rate input (default: <variable>_rate)")
+RATE_OPTION = option("rate", str, "", doc="name of the rate input (default: <variable>_rate)")
 #: Renames the previous-step input of a forward update (default ``<variable>~1``), so a
 #: provisional quantity can start from another variable's previous value.
 OLD = option("old_variable", str, "", doc="name of the previous value (default: <variable>~1)")
 
 
 def _backward(typ: type) -> tuple:
-    return (_variable(typ), TIME, RATE)
+    return (_variable(typ), TIME, RATE_OPTION)
 
 
 @register()
@@ -123,7 +137,7 @@ class R2BackwardEulerTimeIntegration(BackwardEulerTimeIntegration):
 
 
 def _forward(typ: type) -> tuple:
-    return (_variable(typ, output=True), TIME, RATE, OLD)
+    return (_variable(typ, output=True), TIME, RATE_OPTION, OLD)
 
 
 @register()
@@ -185,10 +199,16 @@ class WR2ImplicitExponentialTimeIntegration(_Integration):
     TYPE = MRP
     RATE_TYPE = WR2
     fields = (variable("variable", MRP, doc="the rotation being integrated"), TIME)
+    derives = (
+        derived(HISTORY, "variable"),
+        derived(RATE, "variable", type=WR2, doc="the spin w (a WR2) of <variable>"),
+        derived(HISTORY, "time"),
+        derived(RESIDUAL, "variable", output=True),
+    )
 
     def setup(self) -> None:
         self._declare_history_inputs(with_current=True)
-        self.declare_output(residual(self.var["variable"]), MRP)
+        self.declare_output(self.derived_name(RESIDUAL, "variable"), MRP)
 
     def forward(self, s: MRP, s_n: MRP, w: WR2, t: Scalar, t_n: Scalar) -> MRP:
         inc = rotation_increment((t - t_n) * w)
@@ -208,6 +228,11 @@ class WR2ExplicitExponentialTimeIntegration(_Integration):
     TYPE = MRP
     RATE_TYPE = WR2
     fields = (variable("variable", MRP, output=True, doc="the rotation being updated"), TIME)
+    derives = (
+        derived(HISTORY, "variable"),
+        derived(RATE, "variable", type=WR2, doc="the spin w (a WR2) of <variable>"),
+        derived(HISTORY, "time"),
+    )
 
     def setup(self) -> None:
         self._declare_history_inputs(with_current=False)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from neml2.models._model import Model
+from neml2.models._naming import HISTORY, RATE
 from neml2.models._registry import register
-from neml2.models.common._fields import TIME, history, rate, variable
+from neml2.models._schema import derived
+from neml2.models.common._fields import TIME, variable
 from neml2.tensors import R2, SR2, Scalar, TensorWrapper, Vec
 
 
@@ -18,15 +20,20 @@ class VariableRate(Model):
     """
 
     TYPE: ClassVar[type] = Scalar
+    derives = (
+        derived(HISTORY, "variable"),
+        derived(HISTORY, "time"),
+        derived(RATE, "variable", output=True),
+    )
 
     def setup(self) -> None:
         s, t = self.var["variable"], self.var["time"]
         self._structural.clear()  # reference order: s, s~1, t, t~1
         self.declare_input(s, self.TYPE)
-        self.declare_input(history(s), self.TYPE)
+        self.declare_input(self.derived_name(HISTORY, "variable"), self.TYPE)
         self.declare_input(t, Scalar)
-        self.declare_input(history(t), Scalar)
-        self.declare_output(rate(s), self.TYPE)
+        self.declare_input(self.derived_name(HISTORY, "time"), Scalar)
+        self.declare_output(self.derived_name(RATE, "variable"), self.TYPE)
 
     def forward(self, s, s_n, t, t_n) -> TensorWrapper:
         return (s - s_n) / (t - t_n)

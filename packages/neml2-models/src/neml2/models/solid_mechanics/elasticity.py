@@ -8,8 +8,9 @@ from typing import Any
 import torch
 
 from neml2.models._model import Model
+from neml2.models._naming import RATE
 from neml2.models._registry import register
-from neml2.models._schema import NonlinearParameter, input, option, output, parameter
+from neml2.models._schema import NonlinearParameter, derived, input, option, output, parameter
 from neml2.tensors import MRP, SR2, SSR4, FatalError, Scalar, TensorWrapper
 
 #: coefficient type -> parameter name
@@ -173,6 +174,10 @@ class LinearIsotropicElasticity(Model):
         option("compliance", bool, False, doc="map stress to strain instead"),
         option("rate_form", bool, False, doc="relate rates instead of values"),
     )
+    derives = (
+        derived(RATE, "strain", replaces=True, when="rate_form = true"),
+        derived(RATE, "stress", replaces=True, when="rate_form = true"),
+    )
 
     def setup(self) -> None:
         self._coef_names = declare_isotropic_coefficients(self)
@@ -183,8 +188,9 @@ class LinearIsotropicElasticity(Model):
             self.declare_input(self.var["stress"], SR2)
             self.declare_output(self.var["strain"], SR2)
         if self.opts["rate_form"]:
-            ins = {f"{k}_rate": t for k, t in self._structural.items()}
-            outs = {f"{k}_rate": t for k, t in self.output_spec.items()}
+            option_of = {self.var[o]: o for o in ("strain", "stress")}
+            ins = {self.derived_name(RATE, option_of[k]): t for k, t in self._structural.items()}
+            outs = {self.derived_name(RATE, option_of[k]): t for k, t in self.output_spec.items()}
             self._structural.clear()
             self.output_spec.clear()
             for k, t in ins.items():

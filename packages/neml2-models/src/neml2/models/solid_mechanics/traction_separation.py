@@ -15,9 +15,9 @@ import math
 import torch
 
 from neml2.models._model import Model
+from neml2.models._naming import HISTORY
 from neml2.models._registry import register
-from neml2.models._schema import input, option, output, parameter
-from neml2.models.common._fields import history
+from neml2.models._schema import derived, input, option, output, parameter
 from neml2.tensors import Scalar, Vec, exp, sqrt, where
 
 
@@ -193,7 +193,7 @@ class _Traction(Model):
             self.declare_input(n, typed[n])
         self._has_pen = bool(pen)
         if self.DAMAGE:
-            self.declare_input(history(self.var["damage"]), Scalar)
+            self.declare_input(self.derived_name(HISTORY, "damage"), Scalar)
 
     def split(self, args: tuple[Scalar, ...]) -> tuple[Scalar | None, tuple[Scalar, ...]]:
         """``(penetration or None, the other inputs in field order)``."""
@@ -262,6 +262,7 @@ class BilinearTraction(_Traction):
     """
 
     DAMAGE = True
+    derives = (derived(HISTORY, "damage", doc="the previous-step damage d_n"),)
     fields = (
         input("effective_separation", Scalar, doc="effective separation δ_m"),
         _OPENING,
@@ -301,6 +302,7 @@ class SalehaniIraniTraction(_Traction):
     """
 
     DAMAGE = True
+    derives = (derived(HISTORY, "damage", doc="the previous-step damage d_n"),)
     fields = (
         _OPENING,
         _PENETRATION,

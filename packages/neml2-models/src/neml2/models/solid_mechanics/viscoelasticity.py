@@ -12,9 +12,9 @@ and ``SR2LinearCombination`` springs.
 from __future__ import annotations
 
 from neml2.models._model import Model
+from neml2.models._naming import RATE
 from neml2.models._registry import register
-from neml2.models._schema import input, output, parameter
-from neml2.models.common._fields import rate
+from neml2.models._schema import derived, input, output, parameter
 from neml2.tensors import SR2, Scalar
 
 
@@ -60,8 +60,10 @@ class KelvinVoigtElement(Model):
         parameter("viscosity", Scalar, doc="dashpot viscosity η"),
     )
 
+    derives = (derived(RATE, "strain", doc="the strain rate ε̇ read by the dashpot"),)
+
     def setup(self) -> None:
-        self.declare_input(rate(self.var["strain"]), SR2)
+        self.declare_input(self.derived_name(RATE, "strain"), SR2)
 
     def forward(self, strain: SR2, strain_rate: SR2) -> SR2:
         return self.param("modulus") * strain + self.param("viscosity") * strain_rate
@@ -87,8 +89,10 @@ class ZenerElement(Model):
         parameter("maxwell_viscosity", Scalar, doc="Maxwell branch dashpot viscosity η_M"),
     )
 
+    derives = (derived(RATE, "viscous_strain", output=True),)
+
     def setup(self) -> None:
-        self.declare_output(rate(self.var["viscous_strain"]), SR2)
+        self.declare_output(self.derived_name(RATE, "viscous_strain"), SR2)
 
     def forward(self, strain: SR2, viscous_strain: SR2) -> tuple[SR2, SR2]:
         branch = self.param("maxwell_modulus") * (strain - viscous_strain)
@@ -120,9 +124,14 @@ class WiechertElement(Model):
         parameter("viscosity_2", Scalar, doc="dashpot viscosity η_2 of the second branch"),
     )
 
+    derives = (
+        derived(RATE, "viscous_strain_1", output=True),
+        derived(RATE, "viscous_strain_2", output=True),
+    )
+
     def setup(self) -> None:
-        self.declare_output(rate(self.var["viscous_strain_1"]), SR2)
-        self.declare_output(rate(self.var["viscous_strain_2"]), SR2)
+        self.declare_output(self.derived_name(RATE, "viscous_strain_1"), SR2)
+        self.declare_output(self.derived_name(RATE, "viscous_strain_2"), SR2)
 
     def forward(self, strain: SR2, ev1: SR2, ev2: SR2) -> tuple[SR2, SR2, SR2]:
         s1 = self.param("modulus_1") * (strain - ev1)
@@ -155,9 +164,14 @@ class BurgersElement(Model):
         parameter("kelvin_viscosity", Scalar, doc="Kelvin-Voigt dashpot viscosity η_K"),
     )
 
+    derives = (
+        derived(RATE, "maxwell_viscous_strain", output=True),
+        derived(RATE, "kelvin_voigt_strain", output=True),
+    )
+
     def setup(self) -> None:
-        self.declare_output(rate(self.var["maxwell_viscous_strain"]), SR2)
-        self.declare_output(rate(self.var["kelvin_voigt_strain"]), SR2)
+        self.declare_output(self.derived_name(RATE, "maxwell_viscous_strain"), SR2)
+        self.declare_output(self.derived_name(RATE, "kelvin_voigt_strain"), SR2)
 
     def forward(self, strain: SR2, evm: SR2, ek: SR2) -> tuple[SR2, SR2, SR2]:
         stress = self.param("maxwell_modulus") * (strain - evm - ek)

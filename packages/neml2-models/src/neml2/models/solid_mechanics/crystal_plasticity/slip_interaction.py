@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from neml2.models._naming import HISTORY
 from neml2.models._registry import register
-from neml2.models._schema import input, output, parameter
+from neml2.models._schema import derived, input, output, parameter
 from neml2.models.solid_mechanics.crystal_plasticity.crystal_geometry import CrystalModel
 from neml2.tensors import MRP, SR2, SSR4, Scalar
 
@@ -32,9 +33,11 @@ class SlipSystemElasticInteraction(CrystalModel):
         parameter("elastic_stiffness_tensor", SSR4, doc="elastic stiffness C (crystal frame)"),
     )
 
+    derives = (derived(HISTORY, "time"),)
+
     def setup(self) -> None:
         super().setup()
-        self.declare_input(f"{self.var['time']}~1", Scalar)
+        self.declare_input(self.derived_name(HISTORY, "time"), Scalar)
         self.register_slip_buffer("schmid_sym", self.crystal.M)
 
     def forward(self, orientation: MRP, t: Scalar, t_old: Scalar) -> Scalar:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from neml2.models._model import Model
+from neml2.models._naming import RATE
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
 from neml2.tensors import Scalar, constant, exp, where
@@ -61,7 +62,7 @@ class SlopeSaturationVoceIsotropicHardening(Model):
         output(
             "isotropic_hardening_rate",
             Scalar,
-            "{isotropic_hardening}_rate",
+            RATE.template("isotropic_hardening"),
             doc="isotropic hardening rate (default: <isotropic_hardening>_rate)",
         ),
         parameter("saturated_hardening", Scalar, doc="saturated isotropic hardening R"),
@@ -89,7 +90,7 @@ class PowerLawIsotropicHardeningStaticRecovery(Model):
         output(
             "isotropic_hardening_rate",
             Scalar,
-            "{isotropic_hardening}_rate",
+            RATE.template("isotropic_hardening"),
             doc="recovery rate (default: <isotropic_hardening>_rate)",
         ),
         parameter("tau", Scalar, doc="recovery rate τ"),

@@ -8,8 +8,9 @@ import math
 import torch
 
 from neml2.models._model import Model
+from neml2.models._naming import HISTORY
 from neml2.models._registry import register
-from neml2.models._schema import input, option, output, parameter
+from neml2.models._schema import derived, input, option, output, parameter
 from neml2.models.solid_mechanics.elasticity import (
     COEFFICIENTS,
     bulk_shear,
@@ -66,8 +67,10 @@ class LinearIsotropicElasticJ2TrialStressUpdate(Model):
         ),
     )
 
+    derives = (derived(HISTORY, "equivalent_plastic_strain"),)
+
     def setup(self) -> None:
-        self.declare_input(f"{self.var['equivalent_plastic_strain']}~1", Scalar)
+        self.declare_input(self.derived_name(HISTORY, "equivalent_plastic_strain"), Scalar)
         self._coef_names = declare_isotropic_coefficients(self)
 
     def forward(self, trial: Scalar, ep: Scalar, ep_old: Scalar) -> Scalar:

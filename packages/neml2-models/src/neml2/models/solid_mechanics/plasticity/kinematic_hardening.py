@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from neml2.models._model import Model
+from neml2.models._naming import RATE
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
 from neml2.tensors import SR2, Scalar
@@ -45,7 +46,7 @@ class FredrickArmstrongPlasticHardening(Model):
         output(
             "back_stress_rate",
             SR2,
-            "{back_stress}_rate",
+            RATE.template("back_stress"),
             doc="back stress rate (default: <back_stress>_rate)",
         ),
         parameter("C", Scalar, doc="kinematic hardening coefficient C"),
@@ -97,7 +98,7 @@ class PowerLawKinematicHardeningStaticRecovery(Model):
         output(
             "back_stress_rate",
             SR2,
-            "{back_stress}_rate",
+            RATE.template("back_stress"),
             doc="back stress recovery rate (default: <back_stress>_rate)",
         ),
         parameter("tau", Scalar, doc="static recovery rate τ"),
