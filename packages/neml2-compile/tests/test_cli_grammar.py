@@ -256,3 +256,21 @@ def test_inductor_and_cuda_home_lines_are_hidden(caplog):
         shim,
     ]
     assert not ir.filters and not ext.filters  # the filters were removed
+
+
+def test_a_static_batch_request_is_noted_not_ignored(tmp_path, monkeypatch):
+    """[Settings] dynamic_batch = false (the reference's) compiles a dynamic artifact,
+    and the compile says so."""
+    from neml2.compiler import CompileOptions
+
+    src = tmp_path / "m.i"
+    src.write_text(
+        "[Models]\n  [m]\n    type = ScalarLinearCombination\n    from = 'a'\n    to = 'b'\n"
+        "  []\n[]\n[Settings]\n  dynamic_batch = false\n[]\n"
+    )
+    monkeypatch.setattr(_cli, "compile_model", lambda *a, **k: "compiled")
+    lines: list[str] = []
+    out = _cli.compile_file(src, CompileOptions(model="m"), progress=lines.append)
+    assert out == "compiled"
+    assert len(lines) == 1 and "dynamic_batch = false is read as true" in lines[0]
+    assert str(src) in lines[0]

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 import torch
 
-from neml2.models import ComposedModel, Model, input, load_model, output, register
+from neml2.models import ComposedModel, Model, input, load_model, load_string, output, register
 from neml2.tensors import FatalError, Scalar
 
 
@@ -294,3 +294,17 @@ def test_variable_name_templates(tmp_path):
     assert _Rate(x="X1", rate="r").output_names == ["r"]
     with pytest.raises(FatalError, match="bad variable name template"):
         _Rate(rate="{nope}_rate")
+
+
+def test_settings_accept_dynamic_batch_and_explain_v2_settings():
+    base = "[Models]\n  [m]\n    type = ScalarLinearCombination\n    from = 'a'\n    to = 'b'\n  []\n[]\n"
+    ok = base + "[Settings]\n  dynamic_batch = false\n[]\n"
+    assert load_string(ok, "m") is not None
+    bad_bool = base + "[Settings]\n  dynamic_batch = sometimes\n[]\n"
+    with pytest.raises(FatalError, match=r"<string>:9.*dynamic_batch = 'sometimes'.*true or false"):
+        load_string(bad_bool, "m")
+    v2 = base + "[Settings]\n  default_floating_point_type = 'Float32'\n[]\n"
+    with pytest.raises(
+        FatalError, match=r"<string>:9.*'default_floating_point_type' is a setting of NEML2 v2.*dtype="
+    ):
+        load_string(v2, "m")

@@ -50,6 +50,12 @@ def compile_file(
     if ctx.section("Models") is None:
         raise FatalError(f"{path}: no [Models] section; cannot load model '{options.model}'")
     model = ctx.top_model(options.model)
+    if not ctx.dynamic_batch():
+        say = kwargs.get("progress") or (lambda s: None)
+        say(
+            f"note: {path}: [Settings] dynamic_batch = false is read as true: every "
+            "artifact takes any batch size (no static-batch compile is offered)"
+        )
     # [Settings]/example_batch_shape declares sub-batch shapes (the '; sub' part)
     declared = {}
     for name in (*model.input_spec, *model.output_spec):

@@ -182,6 +182,28 @@ def _rejected(tree: ast.AST, known: Callable[[str], bool]) -> tuple[int, str] | 
     return first[0], first[-1]
 
 
+#: NEML2 v2's ``[Settings]`` options, none of which v3 or neml2 reads, and what replaces each.
+_V2_SETTINGS = {
+    "default_floating_point_type": (
+        "the dtype is chosen when loading: neml2.load_model(..., dtype=torch.float32), "
+        "neml2-compile --dtype float32"
+    ),
+    "default_integer_type": "integer tensors are int64",
+    "default_device": (
+        "the device is chosen when loading: neml2.load_model(..., device='cuda'), "
+        "neml2-compile --device cuda"
+    ),
+    "machine_precision": "each model that guards a division takes its own option",
+    "tolerance": "tolerances are options of the [Solvers] and [Drivers] blocks",
+    "tighter_tolerance": "tolerances are options of the [Solvers] and [Drivers] blocks",
+    "interop_threads": "set torch.set_num_interop_threads() or OMP_NUM_THREADS",
+    "intraop_threads": "set torch.set_num_threads() or OMP_NUM_THREADS",
+    "buffer_name_separator": "nested buffer names are joined with '.' (torch's convention)",
+    "parameter_name_separator": "nested parameter names are joined with '.' (torch's convention)",
+    "disable_jit": "nothing is traced unless asked: neml2.compile(model) or neml2-compile",
+}
+
+
 class InputFile:
     """A parsed HIT input and the objects built from it."""
 
@@ -260,18 +282,52 @@ class InputFile:
             raise FatalError(f"{p.location}: sizes must be integers in '{text}'") from e
         return shapes[0], shapes[1] if len(shapes) == 2 else ()
 
+    def dynamic_batch(self) -> bool:
+        """``[Settings]/dynamic_batch`` (the reference's; default true).
+
+        Every route here takes any batch size, so the setting changes no result: an
+        artifact is always compiled with a dynamic batch axis, and ``neml2-compile``
+        says so when the file asks for a static one (``false``).
+
+        Returns:
+            The setting's value (True when absent).
+
+        Raises:
+            FatalError: a value that is not a boolean (naming file:line).
+        """
+        sec = self.section("Settings")
+        p = sec.param("dynamic_batch") if sec is not None else None
+        if p is None:
+            return True
+        text = p.as_str().strip().lower()
+        if text in ("true", "1", "yes", "on"):
+            return True
+        if text in ("false", "0", "no", "off"):
+            return False
+        raise FatalError(f"{p.location}: dynamic_batch = '{p.as_str()}': expected true or false")
+
     def check_settings(self) -> None:
-        """Reject unknown [Settings] entries (instead of silently ignoring them)."""
+        """Reject unknown [Settings] entries (instead of silently ignoring them).
+
+        The reference's NEML2 v2 settings (``default_floating_point_type``, threads,
+        tolerances, ...) are refused with what replaces each here.
+        """
         sec = self.section("Settings")
         if sec is None:
             return
-        known = {"example_batch_shape"}
+        known = {"example_batch_shape", "dynamic_batch"}
         for p in sec.params():
+            if p.name in _V2_SETTINGS:
+                raise FatalError(
+                    f"{p.location}: '{p.name}' is a setting of NEML2 v2, which neml2 (like "
+                    f"NEML2 v3) does not read from [Settings]: {_V2_SETTINGS[p.name]}"
+                )
             if p.name not in known:
                 raise FatalError(
                     f"{p.location}: unknown setting '{p.name}'{suggest(p.name, known)}; "
                     f"known: {', '.join(sorted(known))}"
                 )
+        self.dynamic_batch()  # its value is checked now, not at first use
         for c in sec.children():
             if c.name not in known:
                 raise FatalError(
