@@ -297,7 +297,10 @@ def test_variable_name_templates(tmp_path):
 
 
 def test_settings_accept_dynamic_batch_and_explain_v2_settings():
-    base = "[Models]\n  [m]\n    type = ScalarLinearCombination\n    from = 'a'\n    to = 'b'\n  []\n[]\n"
+    base = (
+        "[Models]\n  [m]\n    type = ScalarLinearCombination\n    from = 'a'\n    to = 'b'\n"
+        "  []\n[]\n"
+    )
     ok = base + "[Settings]\n  dynamic_batch = false\n[]\n"
     assert load_string(ok, "m") is not None
     bad_bool = base + "[Settings]\n  dynamic_batch = sometimes\n[]\n"
@@ -305,6 +308,7 @@ def test_settings_accept_dynamic_batch_and_explain_v2_settings():
         load_string(bad_bool, "m")
     v2 = base + "[Settings]\n  default_floating_point_type = 'Float32'\n[]\n"
     with pytest.raises(
-        FatalError, match=r"<string>:9.*'default_floating_point_type' is a setting of NEML2 v2.*dtype="
+        FatalError,
+        match=r"<string>:9.*'default_floating_point_type' is a setting of NEML2 v2.*dtype=",
     ):
         load_string(v2, "m")
