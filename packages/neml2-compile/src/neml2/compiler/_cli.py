@@ -21,6 +21,7 @@ from pathlib import Path
 
 from neml2.compiler._compile import (
     EXAMPLE_BATCH,
+    CompileResult,
     compile_model,
     default_cache_dir,
 )
@@ -38,11 +39,27 @@ def compile_file(
     output_dir: str | Path | None = None,
     overrides: Sequence[str] = (),
     **kwargs,
-):
+) -> CompileResult:
     """Load ``[Models]/<options.model>`` from the HIT file *path* and compile it.
 
-    *output_dir* defaults to the input file's directory. Keyword arguments go to
-    :func:`neml2.compiler.compile_model` (``cache_dir``, ``use_cache``, ``progress``...).
+    The file's ``[Settings] example_batch_shape`` sub-batch shapes are added to
+    ``options.sub_batch`` (those of *options* win).
+
+    Args:
+        path: the HIT input file.
+        options: what to build (``options.model`` names the ``[Models]`` block).
+        output_dir: where the artifact and its stub go (default ``None``: the input
+            file's directory).
+        overrides: HIT overrides ``PATH=VALUE`` applied to the file before loading.
+        **kwargs (Any): passed to :func:`neml2.compiler.compile_model` (``cache_dir``,
+            ``use_cache``, ``example_batch``, ``progress``).
+
+    Returns:
+        What :func:`neml2.compiler.compile_model` returns.
+
+    Raises:
+        FatalError: the file has no ``[Models]`` section, or loading or compiling
+            fails (the message names the file and line where it can).
     """
     from neml2.models import load_input
 
@@ -146,6 +163,14 @@ def models_of(path: str | Path, overrides: Sequence[str] = ()) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``neml2-compile`` command (``neml2-compile --help`` describes it).
+
+    Args:
+        argv: the arguments after the program name (default ``None``: ``sys.argv[1:]``).
+
+    Returns:
+        The exit status: 0 success, 1 fatal error, 2 bad command line.
+    """
     p = argparse.ArgumentParser(
         prog="neml2-compile",
         usage="%(prog)s [-h] [--version] INPUT MODEL [options] [PATH=VALUE ...]",
