@@ -93,13 +93,13 @@ def test_syntax_lists_registered_types(capsys):
 def test_syntax_one_type_in_text(capsys):
     assert syntax_main(["ModelUnitTest"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("[Drivers] ModelUnitTest:")
+    assert out.startswith("[Drivers] ModelUnitTest\n")
     assert "derivative_rel_tol (option, float, default 1e-05)" in out
 
 
 def test_syntax_unknown_type(capsys):
     assert syntax_main(["Nope"]) == EXIT_FATAL
-    assert "unknown type(s) Nope" in capsys.readouterr().err
+    assert "unknown type 'Nope'" in capsys.readouterr().err
 
 
 def test_run_model_unit_test(tmp_path, capsys):

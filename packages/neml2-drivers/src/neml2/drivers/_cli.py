@@ -9,7 +9,6 @@ file left half-written). Every tool takes ``--version``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -19,7 +18,6 @@ from typing import Any
 import neml2.drivers  # noqa: F401  (registers the driver types)
 from neml2.drivers._output import Interrupted, check_target, signals_raise
 from neml2.hit._cli_support import add_version_argument, input_problem
-from neml2.models import registered_types
 from neml2.models._factory import parse_input
 from neml2.models._input_file import InputFile
 from neml2.tensors import ConvergenceError, FatalError
@@ -78,7 +76,9 @@ def _check_input(path: str) -> None:
 RUN_EPILOG = """\
 output files:
   A relative save_as (a TransientDriver option) resolves against the directory of
-  INPUT; a relative --plot FILE against the current directory. Both are checked
+  INPUT; a relative --plot FILE against the current directory. save_as = X.pt
+  receives the flat result ({'output.<step>.<var>': ...}), its sibling X.stacked.pt
+  the stacked one (one tensor per variable, the steps first). All are checked
   before the run starts (a regular file or none yet, in a directory that exists or
   can be created and is writable; not INPUT itself) and written atomically: a
   temporary file in the same directory, renamed over the target only when complete
@@ -116,17 +116,28 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         "(.png, .pdf, .svg, ...)",
     )
     p.add_argument(
-        "--plot-outputs",
-        metavar="VARS",
+        "--plot-vars",
+        metavar="PANELS",
         default="",
-        help="comma-separated variables to plot, 'name' or 'name[i]' (component i; "
-        "'input.name' for an input), checked against the model before the run "
-        "(default: the first three outputs)",
+        help="comma-separated panels: 'y' (y against the time) or 'x:y' (y against x, "
+        "e.g. 'strain[0]:stress[0]'); a variable is 'name' or 'name[i]' (component i), "
+        "an output or an input ('output.name' / 'input.name' to say which); checked "
+        "against the model before the run (default: the first three outputs)",
+    )
+    p.add_argument(
+        "--plot-outputs",
+        metavar="PANELS",
+        default="",
+        help="the same as --plot-vars (its former name)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary line")
     a = p.parse_args(argv)
-    if a.plot_outputs and a.plot is None:
-        p.error("--plot-outputs needs --plot FILE")
+    if a.plot_vars and a.plot_outputs:
+        p.error("give --plot-vars or --plot-outputs, not both")
+    plot_option = "--plot-outputs" if a.plot_outputs else "--plot-vars"
+    plot_panels = a.plot_outputs or a.plot_vars
+    if plot_panels and a.plot is None:
+        p.error(f"{plot_option} needs --plot FILE")
     #: what the run wrote so far, for the message when a signal stops it
     state: dict[str, Any] = {}
 
@@ -146,7 +157,9 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             transient.save_target()  # a bad save_as fails before anything runs
         plan = None
         if plot_target is not None:
-            plan = _plan_plot(ctx, a.driver, driver, transient, plot_target, a.plot_outputs)
+            plan = _plan_plot(
+                ctx, a.driver, driver, transient, plot_target, plot_panels, plot_option
+            )
         TransientDriver.report = not a.quiet
         try:
             ok = driver.run()
@@ -158,7 +171,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             if not transient.result:
                 raise FatalError(f"--plot: driver '{a.driver}' left no transient result to plot")
             out = plot(
-                transient.result, names, a.plot, time=transient.opts["time"], base_shapes=bases
+                transient.stacked, names, a.plot, time=transient.opts["time"], base_shapes=bases
             )
             state["plot"] = out
             print(f"plot written to {out}")
@@ -169,7 +182,11 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             return _guarded("neml2-run", body)
     except Interrupted as e:
         transient = state.get("transient")
-        written = [getattr(transient, "saved_to", None), state.get("plot")]
+        written = [
+            getattr(transient, "saved_to", None),
+            getattr(transient, "stacked_saved_to", None),
+            state.get("plot"),
+        ]
         written = [str(w) for w in written if w is not None]
         done = f"wrote only {', '.join(written)}" if written else "no result written"
         print(f"neml2-run: interrupted ({e.name}); {done}", file=sys.stderr)
@@ -177,19 +194,11 @@ def run_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _transient_of(ctx, driver):
-    """The TransientDriver whose result *driver* produces: itself, or the one its
-    ``driver`` option names (TransientRegression, Verification); else None."""
-    from neml2.drivers.transient import TransientDriver
+    """The TransientDriver whose result *driver* produces (itself, or the one its
+    ``driver`` option names); else None."""
+    from neml2.drivers._run import transient_of
 
-    if isinstance(driver, TransientDriver):
-        return driver
-    opts = getattr(driver, "opts", None)
-    name = opts.get("driver") if isinstance(opts, dict) else None
-    if not isinstance(name, str) or not name:
-        return None
-    where = getattr(driver, "_locations", {}).get("driver")
-    other = ctx.object("Drivers", name, where)
-    return other if isinstance(other, TransientDriver) else None
+    return transient_of(ctx, driver)
 
 
 def _check_plot_file(raw: str, input_path: str) -> Path:
@@ -200,9 +209,9 @@ def _check_plot_file(raw: str, input_path: str) -> Path:
     return check_target(raw, "--plot", protect=[(Path(input_path), "INPUT, the input file")])
 
 
-def _plan_plot(ctx, name, driver, transient, target: Path, text: str):
-    """Check ``--plot`` against the driver and ``--plot-outputs`` against the model
-    (loaded, not run); return ``(variables, {name: base shape})`` for :func:`plot`."""
+def _plan_plot(ctx, name, driver, transient, target: Path, text: str, what: str):
+    """Check ``--plot`` against the driver and the panels (``--plot-vars``, named *what*)
+    against the model (loaded, not run); return ``(panels, {name: base shape})``."""
     from neml2.drivers.plot import check_variables
 
     if transient is None:
@@ -211,11 +220,13 @@ def _plan_plot(ctx, name, driver, transient, target: Path, text: str):
             "to plot; name a TransientDriver, or a check that runs one (driver = ...)"
         )
     save = transient.save_target()
-    if save is not None and os.path.realpath(save) == os.path.realpath(target):
-        raise FatalError(
-            f"--plot: '{target}' is where {transient._save_what()} writes the result; "
-            "the plot would overwrite it"
-        )
+    stacked = transient.stacked_target()
+    for written, kind in ((save, "the result"), (stacked, "the stacked result")):
+        if written is not None and os.path.realpath(written) == os.path.realpath(target):
+            raise FatalError(
+                f"--plot: '{target}' is where {transient._save_what()} writes {kind}; "
+                "the plot would overwrite it"
+            )
     model_name = transient.opts["model"]
     model = ctx.top_model(model_name, transient._locations.get("model"))
     outputs = {n: tuple(getattr(t, "BASE_SHAPE", ())) for n, t in model.output_spec.items()}
@@ -226,13 +237,13 @@ def _plan_plot(ctx, name, driver, transient, target: Path, text: str):
         names = sorted(outputs)[:3]
     if not names:
         raise FatalError(f"--plot: model '{model_name}' has no outputs to plot")
-    return names, check_variables(names, outputs, inputs, model_name)
+    return names, check_variables(names, outputs, inputs, model_name, what)
 
 
 @_quiet_broken_pipe
 def inspect_main(argv: Sequence[str] | None = None) -> int:
-    """``neml2-inspect INPUT MODEL``: print a model's inputs, outputs and parameters."""
-    p = _parser("neml2-inspect", "Print the variables and parameters of a model.")
+    """``neml2-inspect INPUT MODEL``: print a model's inputs, outputs, parameters and buffers."""
+    p = _parser("neml2-inspect", "Print the variables, parameters and buffers of a model.")
     p.add_argument("input", help="HIT input file")
     p.add_argument("model", help="name of a block under [Models]")
     p.add_argument("overrides", nargs="*", help=OVERRIDES_HELP)
@@ -249,13 +260,16 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
             for name, typ in spec.items():
                 base = tuple(getattr(typ, "BASE_SHAPE", ()))
                 print(f"    {name}: {typ.__name__} {base}")
-        print("  parameters:")
-        params = list(model.named_parameters()) + [
-            (n, b) for n, b in model.named_buffers() if b.is_floating_point()
-        ]
-        for name, value in params or [("(none)", None)]:
-            shape = "" if value is None else f" {tuple(value.shape)}"
-            print(f"    {name}{shape}")
+        # parameters: torch Parameters (what calibration fits); buffers: fixed tensors
+        for title, named in (
+            ("parameters", list(model.named_parameters())),
+            ("buffers", list(model.named_buffers())),
+        ):
+            print(f"  {title}:")
+            for name, value in named or [("(none)", None)]:
+                shape = "" if value is None else f" {tuple(value.shape)}"
+                dtype = "" if value is None or value.dtype == model.dtype else f" {value.dtype}"
+                print(f"    {name}{shape}{dtype}")
         order = getattr(model, "_order", None)
         if order:
             names = [m.hit_name or type(m).__name__ for m in order]
@@ -267,31 +281,8 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
 
 @_quiet_broken_pipe
 def syntax_main(argv: Sequence[str] | None = None) -> int:
-    """``neml2-syntax [--json] [TYPE...]``: the catalogue of registered HIT types."""
-    from neml2.models import lookup
-    from neml2.models._schema import catalogue
+    """``neml2-syntax [TYPE...] [--json] [--brief] [--section S] [--conventions]``: the
+    catalogue of registered HIT types (see :mod:`neml2.drivers._syntax`)."""
+    from neml2.drivers import _syntax
 
-    p = _parser("neml2-syntax", "Describe the registered HIT types and their options.")
-    p.add_argument("types", nargs="*", help="only these types (default: all)")
-    p.add_argument("--json", action="store_true", help="machine-readable catalogue")
-    a = p.parse_args(argv)
-    names = a.types or registered_types()
-    unknown = [n for n in names if lookup(n) is None]
-    if unknown:
-        print(f"neml2-syntax: error: unknown type(s) {', '.join(unknown)}", file=sys.stderr)
-        return EXIT_FATAL
-    entries = []
-    for n in names:
-        entry = catalogue(lookup(n))
-        entry["type"] = n
-        entries.append(entry)
-    if a.json:
-        print(json.dumps({"types": entries}, indent=2))
-        return 0
-    for e in entries:
-        first = e.get("doc", "").splitlines()[0] if e.get("doc") else ""
-        print(f"[{e.get('section', '?')}] {e['type']}: {first}")
-        for f in e.get("fields", []) if a.types else []:
-            default = "required" if f["required"] else f"default {f['default']!r}"
-            print(f"    {f['name']} ({f['kind']}, {f.get('type', '')}, {default}): {f['doc']}")
-    return 0
+    return _syntax.main(argv, _parser)

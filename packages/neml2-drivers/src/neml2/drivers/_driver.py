@@ -6,15 +6,39 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from neml2.models._schema import Field, Schema, option
+from neml2.models._spellings import former_pair_names
 from neml2.tensors import FatalError, TensorWrapper
 
 
-def pair_fields(prefix: str, types: dict[str, type], what: str) -> tuple[Field, ...]:
-    """``<prefix>_<Type>_names`` / ``<prefix>_<Type>_values`` options for every type."""
+def pair_fields(
+    prefix: str, types: dict[str, type], what: str, formerly: tuple[str, ...] = ()
+) -> tuple[Field, ...]:
+    """``<prefix>_<Type>_names`` / ``<prefix>_<Type>_values`` options for every type.
+
+    Args:
+        prefix: the options' prefix (``"prescribed"``).
+        types: tensor type name -> type.
+        what: the start of each option's description.
+        formerly: older names of the prefix in reference NEML2 inputs (``("force",)``);
+            those spellings, and older type names (``Rot`` for ``MRP``), are answered
+            with the current option's name.
+
+    Returns:
+        Two options per type, names then values.
+    """
     out: list[Field] = []
     for t in types:
-        out.append(option(f"{prefix}_{t}_names", str, (), many=True, doc=f"{what} {t} names"))
-        out.append(option(f"{prefix}_{t}_values", str, (), many=True, doc=f"{what} {t} values"))
+        for suffix in ("names", "values"):
+            out.append(
+                option(
+                    f"{prefix}_{t}_{suffix}",
+                    str,
+                    (),
+                    many=True,
+                    doc=f"{what} {t} {suffix}",
+                    formerly=former_pair_names(prefix, t, suffix, formerly),
+                )
+            )
     return tuple(out)
 
 

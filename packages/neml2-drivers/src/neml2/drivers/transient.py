@@ -8,14 +8,24 @@ Older history ``x~m`` (``t~2``, ``x~2``, ...) is the same value of step ``k-m``,
 zero (and not recorded) before step 0.
 Strain, stress and mixed control are all just choices of prescribed variables.
 
-Results are a flat ``dict[str, Tensor]``: ``input.<k>.<var>`` and
-``output.<k>.<var>``; step 0 holds the prescribed values and initial
-conditions; zero-filled inputs are not recorded. ``save_as`` writes it with
-``torch.save`` only after the whole history succeeded: a relative ``save_as``
-resolves against the input file's directory; the target is checked before the
-first step (see :func:`neml2.drivers._output.check_target`) and written
-atomically (a temporary file in the same directory, given the user's umask,
-renamed over the target; removed on any error, SIGINT or SIGTERM).
+Results come in two forms:
+
+* ``driver.result``, flat: a ``dict[str, Tensor]`` with the keys
+  ``input.<k>.<var>`` and ``output.<k>.<var>``, each value ``(*B, *base)``; step
+  0 holds the prescribed values, the time and the initial conditions;
+  zero-filled inputs are not recorded.
+* ``driver.stacked``, one tensor per variable with the steps first:
+  a :class:`~neml2.drivers.results.TransientResult`, ``stacked["stress"]`` of shape
+  ``(steps, *B, 6)``, step 0 (the initial state) included.
+
+``save_as`` writes both with ``torch.save``, only after the whole history
+succeeded: the flat form to ``save_as``, the stacked one beside it
+(:func:`~neml2.drivers.results.stacked_path`: ``result.pt`` ->
+``result.stacked.pt``). A relative ``save_as`` resolves against the input file's
+directory; both targets are checked before the first step (see
+:func:`neml2.drivers._output.check_target`) and written atomically (a temporary
+file in the same directory, given the user's umask, renamed over the target;
+removed on any error, SIGINT or SIGTERM), the flat file first.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import torch
 
 from neml2.drivers._driver import Driver, pair_fields
 from neml2.drivers._output import atomic_write, check_target
+from neml2.drivers.results import TransientResult, stacked_path
 from neml2.models import register
 from neml2.models._schema import option
 from neml2.tensors import (
@@ -106,14 +117,15 @@ class TransientDriver(Driver):
         option("model", str, doc="the [Models] block to run"),
         option("prescribed_time", str, doc="[Tensors] name of the times, shape (nstep, *B)"),
         option("time", str, "t", doc="name of the time variable"),
-        *pair_fields("prescribed", TYPES, "prescribed"),
+        *pair_fields("prescribed", TYPES, "prescribed", formerly=("force",)),
         *pair_fields("ic", TYPES, "initial condition"),
         option(
             "save_as",
             str,
             "",
-            doc="write the results to this .pt file (relative: to the input file's directory; "
-            "checked before the run, written atomically)",
+            doc="write the flat result to this .pt file and the stacked one beside it "
+            "(x.pt -> x.stacked.pt; relative: to the input file's directory; checked before "
+            "the run, written atomically)",
         ),
         option("device", str, "cpu", doc="torch device to run on"),
         option("show_progress", bool, False, doc="print a progress bar (default: on a TTY)"),
@@ -121,10 +133,33 @@ class TransientDriver(Driver):
     )
 
     def setup(self) -> None:
+        #: the flat result of the last run: ``{"input.<k>.<var>": (*B, *base), ...}``
         self.result: dict[str, torch.Tensor] = {}
         self.elapsed = 0.0
         #: where save_as was written (None before that)
         self.saved_to: Path | None = None
+        #: where the stacked result was written, beside save_as (None before that)
+        self.stacked_saved_to: Path | None = None
+        self._times: torch.Tensor | None = None  # (steps, *B), of the last run
+        self._stacked: TransientResult | None = None
+
+    @property
+    def stacked(self) -> TransientResult:
+        """The last run's result with the steps stacked first (built on first access).
+
+        ``stacked["stress"]`` is ``(steps, *B, 6)`` and ``stacked[time]`` ``(steps, *B)``,
+        step 0 (the initial state) included; see :mod:`neml2.drivers.results`.
+
+        Raises:
+            FatalError: the driver has not run yet.
+        """
+        if self._stacked is None:
+            if not self.result:
+                raise self.error("no result yet: run the driver first")
+            self._stacked = TransientResult.from_flat(
+                self.result, time=self.opts["time"], times=self._times
+            )
+        return self._stacked
 
     def _named(self, kind: str) -> dict[str, TensorWrapper]:
         return self.typed_pairs(kind, TYPES, self._tensor_value)
@@ -207,6 +242,7 @@ class TransientDriver(Driver):
                 bar.update(k)
         self.elapsed = _time.perf_counter() - start
         self.result = result
+        self._times, self._stacked = times.data, None
         points = int(torch.Size(times.data.shape[1:]).numel())
         if self.opts["verbose"] or self.opts["show_progress"] or self.report:
             rate = (nsteps - 1) * points / max(self.elapsed, 1e-9)
@@ -232,7 +268,29 @@ class TransientDriver(Driver):
         if self.ctx is not None:
             base = Path(self.ctx.path).resolve().parent
             protect = [(Path(self.ctx.path), "the input file")]
-        return check_target(raw, self._save_what(), base, protect)
+        target = check_target(raw, self._save_what(), base, protect)
+        self.stacked_target()  # the stacked file beside it must be writable too
+        return target
+
+    def _stacked_raw(self, base: Path | None) -> Path:
+        """The stacked file's path: ``save_as`` with ``.stacked`` before its extension."""
+        raw = Path(self.opts["save_as"])
+        if not raw.is_absolute():
+            raw = (base if base is not None else Path.cwd()) / raw
+        return stacked_path(raw)
+
+    def stacked_target(self) -> Path | None:
+        """The file the stacked result goes to (None without ``save_as``), checked.
+
+        Errors name the ``save_as`` line, as for :meth:`save_target`.
+        """
+        if not self.opts["save_as"]:
+            return None
+        base, protect = None, []
+        if self.ctx is not None:
+            base = Path(self.ctx.path).resolve().parent
+            protect = [(Path(self.ctx.path), "the input file")]
+        return check_target(str(self._stacked_raw(base)), self._save_what(), base, protect)
 
     def _save_what(self) -> str:
         return f"{self._locations.get('save_as', self._where)}: save_as"
@@ -304,7 +362,8 @@ class TransientDriver(Driver):
         return inputs, recorded
 
     def _save(self, result: dict[str, Any], path: Path | None = None) -> None:
-        """Write *result* to *path* (default: :meth:`save_target`) atomically."""
+        """Write *result* to *path* (default: :meth:`save_target`) atomically, then
+        the stacked form to :meth:`stacked_target`."""
         if path is None:
             path = self.save_target()
             if path is None:
@@ -315,4 +374,11 @@ class TransientDriver(Driver):
             lambda tmp: torch.save(data, tmp),
             self._save_what(),
             written=lambda p: setattr(self, "saved_to", p),
+        )
+        stacked = self.stacked.to_dict()
+        atomic_write(
+            self.stacked_target(),
+            lambda tmp: torch.save(stacked, tmp),
+            self._save_what(),
+            written=lambda p: setattr(self, "stacked_saved_to", p),
         )
