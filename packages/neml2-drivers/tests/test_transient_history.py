@@ -126,3 +126,74 @@ def test_state_history_two_steps_back(tmp_path):
         assert bool((old.abs() > 0).any())
         torch.testing.assert_close(r[f"input.{k}.plastic_strain~2"], old)
         torch.testing.assert_close(r[f"output.{k}.p2"], old)
+
+
+def test_a_history_input_without_source_is_named(tmp_path):
+    """'plastic_strain~1' of a model that does not output 'plastic_strain' is zero at
+    every step, and the driver says so (the input, the variable, how to give a source);
+    a model that outputs it gets no warning."""
+    import warnings
+
+    import pytest
+
+    from neml2.drivers.transient import HistoryWithoutSourceWarning
+
+    path = tmp_path / "in.i"
+    path.write_text(
+        INPUT
+        + textwrap.dedent(
+            """
+            [Models]
+              [no_source]
+                type = SR2LinearCombination
+                from = 'E plastic_strain~1'
+                to = 'p'
+              []
+            []
+            [Drivers]
+              [orphan]
+                type = TransientDriver
+                model = 'no_source'
+                prescribed_time = 'times'
+                prescribed_SR2_names = 'E'
+                prescribed_SR2_values = 'strains'
+              []
+            []
+            """
+        )
+    )
+    ctx = load_input(path)
+    with pytest.warns(
+        HistoryWithoutSourceWarning,
+        match=r"in.i:\d+:\d+: \[Drivers/orphan\].*input 'plastic_strain~1' has no source.*"
+        r"'plastic_strain' is neither an output",
+    ):
+        ctx.object("Drivers", "orphan").run()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", HistoryWithoutSourceWarning)
+        ctx.object("Drivers", "driver").run()  # 'model' outputs plastic_strain
+
+
+def test_a_history_read_only_by_a_predictor_needs_no_source():
+    """An implicit update's predictor may read 'x~1' of an unknown that is not an output
+    (as the reference's Taylor regression does): it only sets Newton's starting point.
+    Any other reader of 'x~1' keeps the warning."""
+    from neml2.drivers.transient import _only_predictors_read as only
+
+    class Leaf(torch.nn.Module):
+        def __init__(self, *names):
+            super().__init__()
+            self.input_spec = dict.fromkeys(names)
+
+    class Update(torch.nn.Module):  # an ImplicitUpdate's shape: a system and a predictor
+        def __init__(self, system, predictor):
+            super().__init__()
+            self.system, self.predictor = system, predictor
+            self.input_spec = {**system.input_spec, **predictor.input_spec}
+
+    guessed = Update(Leaf("strain"), Leaf("x~1"))
+    assert only(guessed, "x~1")
+    integrated = Update(Leaf("strain", "x~1"), Leaf("x~1"))
+    assert not only(integrated, "x~1")
+    assert not only(Leaf("x~1"), "x~1")
+    assert not only(guessed, "y~1")  # nobody reads it

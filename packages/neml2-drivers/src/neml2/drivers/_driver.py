@@ -54,6 +54,19 @@ class Driver:
     hit_name: str | None = None
 
     def __init__(self, *, _where: str | None = None, _locations=None, _ctx=None, **values: Any):
+        """Build a driver from option values (as :meth:`from_hit` does from a block).
+
+        Args:
+            _where: the block's location for messages (``file:line: [Drivers/name]``);
+                default the class name.
+            _locations (dict[str, str] | None): option name -> its ``file:line``.
+            _ctx (neml2.models.InputFile | None): the input file the driver's
+                ``model`` and tensors are looked up in.
+            **values (Any): the options (``fields``); missing ones take their defaults.
+
+        Raises:
+            FatalError: a required option is missing or a value is invalid.
+        """
         self._where = _where or type(self).__name__
         self._locations: dict[str, str] = dict(_locations or {})
         self.ctx = _ctx
@@ -64,6 +77,15 @@ class Driver:
         """Hook: check options that depend on each other."""
 
     def error(self, message: str, option: str | None = None) -> FatalError:
+        """An error located at *option*'s line (or at the block).
+
+        Args:
+            message: what is wrong.
+            option: the option the message is about (default ``None``: the block).
+
+        Returns:
+            A ``FatalError`` reading ``file:line: message`` (to raise).
+        """
         return FatalError(f"{self._locations.get(option or '', self._where)}: {message}")
 
     def typed_pairs(
@@ -74,7 +96,18 @@ class Driver:
     ) -> dict[str, TensorWrapper]:
         """Read the :func:`pair_fields` options: ``{name: value_of(type, token, option)}``.
 
-        Lengths must match and a name may appear once; errors name the option's line.
+        Args:
+            prefix: the options' prefix (``"prescribed"``, ``"ic"``, ``"input"``).
+            types: tensor type name -> type (the ``<Type>`` of the option names).
+            value_of: builds one value from its type, its token in ``*_values`` and
+                the ``*_values`` option name (for messages).
+
+        Returns:
+            Variable name -> its typed value.
+
+        Raises:
+            FatalError: ``*_names`` and ``*_values`` differ in length, or a name is
+                given twice (naming the option's line).
         """
         out: dict[str, TensorWrapper] = {}
         for tname, typ in types.items():
@@ -92,10 +125,30 @@ class Driver:
         return out
 
     def run(self) -> bool:  # pragma: no cover - abstract
+        """Do the driver's work.
+
+        Returns:
+            True on success, False when a check ran and failed.
+
+        Raises:
+            FatalError: bad input (naming the file and line).
+        """
         raise NotImplementedError
 
     @classmethod
     def from_hit(cls, node, ctx) -> Driver:
+        """Build the driver of a ``[Drivers]`` block.
+
+        Args:
+            node (neml2.hit.Node): the block.
+            ctx (neml2.models.InputFile): the input file it belongs to.
+
+        Returns:
+            The driver, its options read and checked.
+
+        Raises:
+            FatalError: an unknown, missing or invalid option (naming its line).
+        """
         values = Schema.of(cls).read_hit(node, ctx)
         locations = {p.name: str(p.location) for p in node.params()}
         return cls(

@@ -29,6 +29,13 @@ class CheckFailed(NEML2Error):
     def __init__(
         self, message: str, result: TransientResult | None = None, failures: Sequence[str] = ()
     ):
+        """Record a failed check.
+
+        Args:
+            message: what failed (file, driver, the worst failure).
+            result: the run's stacked result (None for a check without one).
+            failures: the check's failure lines.
+        """
         super().__init__(message)
         self.result = result
         self.failures = list(failures)

@@ -65,6 +65,7 @@ class ModelUnitTest(Driver):
     )
 
     def setup(self) -> None:
+        """Start with no failures, report lines or comparisons (filled by :meth:`run`)."""
         self.failures: list[str] = []
         self.report: list[str] = []
         self.results: list[Comparison] = []
@@ -98,6 +99,15 @@ class ModelUnitTest(Driver):
 
     # ------------------------------------------------------------------ run
     def run(self) -> bool:
+        """Evaluate the model at the given inputs; compare values and derivatives.
+
+        Returns:
+            True when every comparison is within its tolerance (``failures`` lists
+            the others).
+
+        Raises:
+            FatalError: a missing input, an unknown variable or a bad value.
+        """
         model = self.ctx.top_model(self.opts["model"], self._locations.get("model"))
         inputs = self._values("input")
         expected = self._values("output")

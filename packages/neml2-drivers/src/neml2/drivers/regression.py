@@ -34,6 +34,17 @@ class TransientRegression(_Checks):
     )
 
     def run(self) -> bool:
+        """Run the transient driver and compare its result with the gold file.
+
+        Returns:
+            True when every ``output.<step>.<variable>`` of the gold file is in the
+            result and matches within ``rtol`` and ``atol`` (a NaN or infinity on
+            either side never matches); False otherwise (``failures`` lists why).
+
+        Raises:
+            FatalError: the gold file is missing, unreadable, not a dict, or has no
+                ``output.`` entries.
+        """
         path = Path(self.opts["reference"])
         if not path.is_absolute():
             path = Path(self.ctx.path).resolve().parent / path
@@ -135,6 +146,16 @@ class Verification(_Checks):
         return steps
 
     def run(self) -> bool:
+        """Run the transient driver and compare the listed variables at the listed steps.
+
+        Returns:
+            True when each listed value matches within ``rtol`` and ``atol`` (a NaN or
+            infinity never matches).
+
+        Raises:
+            FatalError: names and values of different lengths, a step outside the
+                run, or a variable the run did not produce.
+        """
         checks = []
         for t in TYPES:
             names, values = self.opts[f"{t}_names"], self.opts[f"{t}_values"]

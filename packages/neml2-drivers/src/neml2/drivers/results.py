@@ -138,7 +138,11 @@ class TransientResult(Mapping[str, torch.Tensor]):
         return self._steps
 
     def names(self) -> list[str]:
-        """Every variable name: the inputs (the time first), then the outputs."""
+        """Every variable name.
+
+        Returns:
+            The inputs (the time first), then the outputs that are not inputs.
+        """
         out = [n for n in self.inputs if n == self.time]
         out += [n for n in self.inputs if n != self.time]
         out += [n for n in self.outputs if n not in self.inputs]
@@ -256,7 +260,12 @@ class TransientResult(Mapping[str, torch.Tensor]):
 
     # ------------------------------------------------------------------ files
     def to_dict(self) -> dict[str, object]:
-        """The saved form (module description): the format, the steps, both sides on the CPU."""
+        """The saved form (described in the module docstring).
+
+        Returns:
+            ``{"format", "version", "time", "steps", "input", "output"}``, every tensor
+            on the CPU, each variable ``(steps, *B, *base)``.
+        """
         return {
             "format": FORMAT,
             "version": VERSION,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import sys
 import time as _time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,28 @@ from neml2.tensors import (
 )
 
 TYPES: dict[str, type] = {t.__name__: t for t in (Scalar, Vec, SR2, R2, WR2, SSR4, MRP)}
+
+
+class HistoryWithoutSourceWarning(UserWarning):
+    """A history input ``x~m`` of the driven model is zero at every step: nothing (an
+    output, a prescribed value, an initial condition) ever gives ``x`` a value."""
+
+
+def _only_predictors_read(model, name: str) -> bool:
+    """Whether every leaf of *model* that takes the input *name* belongs to the
+    ``predictor`` of an implicit update (an initial guess, not the answer)."""
+    guesses: set[int] = set()
+    for module in model.modules():
+        predictor = getattr(module, "predictor", None)
+        if isinstance(predictor, torch.nn.Module):
+            guesses.update(id(m) for m in predictor.modules())
+    readers = [
+        m
+        for m in model.modules()
+        if name in (getattr(m, "input_spec", None) or {})
+        and not any(name in (getattr(c, "input_spec", None) or {}) for c in m.children())
+    ]
+    return bool(readers) and all(id(m) in guesses for m in readers)
 
 
 def _lag(name: str) -> tuple[str, int] | None:
@@ -133,6 +156,7 @@ class TransientDriver(Driver):
     )
 
     def setup(self) -> None:
+        """Check the options that depend on each other; start with no result."""
         #: the flat result of the last run: ``{"input.<k>.<var>": (*B, *base), ...}``
         self.result: dict[str, torch.Tensor] = {}
         self.elapsed = 0.0
@@ -179,6 +203,19 @@ class TransientDriver(Driver):
         return value if isinstance(value, typ) else typ(value)
 
     def run(self) -> bool:
+        """Step the model through the whole history; save it if ``save_as`` says so.
+
+        The flat result is in ``result`` (``{"input.<k>.<var>": (*B, *base), ...}``), the
+        stacked one in ``stacked`` (``stacked["stress"]``: ``(steps, *B, 6)``).
+
+        Returns:
+            True (a transient run has no check of its own).
+
+        Raises:
+            FatalError: bad input (a prescribed history of the wrong length, an input
+                with no value, a non-increasing time, an unwritable ``save_as``).
+            ConvergenceError: a step's implicit update did not converge (naming the step).
+        """
         target = self.save_target()  # before any work: a bad save_as fails at once
         model = self.ctx.top_model(self.opts["model"], self._locations.get("model"))
         device = torch.device(self.opts["device"])
@@ -257,9 +294,15 @@ class TransientDriver(Driver):
     def save_target(self) -> Path | None:
         """The file ``save_as`` names (None without one), checked to be writable.
 
-        A relative path resolves against the input file's directory. Errors name
-        the ``save_as`` line: a directory, FIFO, device or socket (or a symlink to
-        one), the input file itself, a parent that is a file or not writable.
+        A relative path resolves against the input file's directory.
+
+        Returns:
+            The path, or None without ``save_as``.
+
+        Raises:
+            FatalError: naming the ``save_as`` line: a directory, FIFO, device or
+                socket (or a symlink to one), the input file itself, a parent that is
+                a file or not writable.
         """
         raw = self.opts["save_as"]
         if not raw:
@@ -280,9 +323,14 @@ class TransientDriver(Driver):
         return stacked_path(raw)
 
     def stacked_target(self) -> Path | None:
-        """The file the stacked result goes to (None without ``save_as``), checked.
+        """The file the stacked result goes to, checked as :meth:`save_target` does.
 
-        Errors name the ``save_as`` line, as for :meth:`save_target`.
+        Returns:
+            ``save_as`` with ``.stacked`` before its extension, or None without
+            ``save_as``.
+
+        Raises:
+            FatalError: as :meth:`save_target`.
         """
         if not self.opts["save_as"]:
             return None
@@ -329,11 +377,38 @@ class TransientDriver(Driver):
                 f"model '{self.opts['model']}' input(s) {', '.join(bad)} are neither prescribed "
                 f"(prescribed_<Type>_names), the time '{tname}', nor history (name~1){origins}"
             )
+        self._check_history_sources(model, forces, tname)
         unused = [n for n in forces if n not in model.input_spec]
         if unused:
             raise self.error(
                 f"prescribed variable(s) {', '.join(unused)} are not inputs of model "
                 f"'{self.opts['model']}' (its inputs: {', '.join(model.input_spec)})"
+            )
+
+    def _check_history_sources(self, model, forces, tname) -> None:
+        """Warn about a history input ``x~m`` that is zero at every step: ``x`` is not
+        the time, prescribed, an output of the model nor given an initial condition, so
+        nothing ever sets it (a model whose state is not among its outputs; results are
+        then wrong, not failed). A history read only by an implicit update's predictor
+        is exempt: it sets Newton's starting point, never the converged answer."""
+        ics = set(self._named("ic"))
+        for n in model.input_spec:
+            lag = _lag(n)
+            if lag is None:
+                continue
+            base = lag[0]
+            if base == tname or base in forces or base in model.output_spec or base in ics:
+                continue
+            if _only_predictors_read(model, n):
+                continue
+            warnings.warn(
+                f"{self._where}: model '{self.opts['model']}' input '{n}' has no source, so "
+                f"it is zero at every step: '{base}' is neither an output of the model, "
+                f"prescribed, nor given an initial condition (ic_<Type>_names). If '{base}' is "
+                f"the model's state, make it an output (e.g. additional_outputs = '{base}' "
+                "on the ImplicitUpdate's composition)",
+                HistoryWithoutSourceWarning,
+                stacklevel=2,
             )
 
     def _inputs(self, model, k, times, forces, states, tname):

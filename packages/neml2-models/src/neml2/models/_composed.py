@@ -41,6 +41,17 @@ class ComposedModel(Model):
     )
 
     def setup(self) -> None:
+        """Register the children, order them by dependency and derive the variables.
+
+        Inputs are the variables some child consumes and no child provides; outputs
+        are the variables no child consumes, plus ``additional_outputs``.
+
+        Raises:
+            FatalError: If ``models`` is empty, two unranked children provide one
+                variable, a child consumes its own output, the children depend on each
+                other in a cycle, one variable has two types, or an additional output
+                is provided by no child.
+        """
         children: list[Model] = list(self.opts["models"])
         if not children:
             raise self.error("'models' is empty", "models")
@@ -160,6 +171,16 @@ class ComposedModel(Model):
 
     # ------------------------------------------------------------------ evaluation
     def forward(self, *inputs):
+        """Evaluate the children in dependency order.
+
+        Args:
+            *inputs (TensorWrapper): One typed value per input, in :attr:`input_spec`
+                order, at ``(*B, *sub, *base)``.
+
+        Returns:
+            (TensorWrapper | tuple[TensorWrapper, ...]): The outputs in ``output_spec``
+                order: one typed value, or a tuple of them when there are several.
+        """
         values = dict(zip(self.input_spec, inputs, strict=True))
         for c in self._order:
             outs = _as_tuple(c(*[values[n] for n in c.input_spec]))
@@ -169,6 +190,18 @@ class ComposedModel(Model):
 
     @classmethod
     def from_hit(cls, node, ctx) -> Model:
+        """Build the composition from its ``[Models]`` block.
+
+        Besides the listed ``models``, the composition pulls in, transitively, every
+        ``[Models]`` block that provides a promoted parameter of one of them.
+
+        Args:
+            node (hit.Node): The block.
+            ctx (InputFile): The input file being read.
+
+        Returns:
+            The composed model.
+        """
         values = Schema.of(cls).read_hit(node, ctx)
         values["models"] = with_providers(values["models"], ctx)
         locations = {p.name: str(p.location) for p in node.params()}

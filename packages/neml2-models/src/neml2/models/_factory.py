@@ -57,7 +57,25 @@ def load_input(
     dtype: torch.dtype = torch.float64,
     device: torch.device | str = "cpu",
 ) -> InputFile:
-    """Parse *path* and return the factory that builds its tensors, data and models."""
+    """Parse a HIT input file and return the factory that builds its objects.
+
+    Nothing is built yet: the returned :class:`InputFile` builds ``[Tensors]``,
+    ``[Data]``, ``[Models]`` and other blocks on demand.
+
+    Args:
+        path: The HIT input file.
+        overrides: HIT command-line overrides such as ``Models/elasticity/E=2e5``,
+            applied before the blocks are built.
+        dtype: The floating-point dtype of the tensors, parameters and models built.
+        device: The device they are placed on.
+
+    Returns:
+        The parsed input file.
+
+    Raises:
+        FatalError: If the file does not exist, does not parse, or has an invalid
+            ``[Settings]`` section (the message starts with ``file:line:column``).
+    """
     return InputFile(parse_input(path, overrides), path, dtype=dtype, device=device)
 
 
@@ -71,9 +89,23 @@ def load_model(
 ) -> Any:
     """Load the model *name* defined under ``[Models]`` in the HIT file *path* (py-eager).
 
-    *overrides* are HIT command-line overrides such as ``Models/elasticity/E=2e5``.
-    A model whose parameters are other models' outputs comes back composed with
-    those providers.
+    Args:
+        path: The HIT input file.
+        name: The block name under ``[Models]``.
+        overrides: HIT command-line overrides such as ``Models/elasticity/E=2e5``,
+            applied before the blocks are built.
+        dtype: The floating-point dtype of the tensors, parameters and models built.
+        device: The device they are placed on.
+
+    Returns:
+        The model (a :class:`Model`), on *dtype* and *device*. A model whose parameters
+            are other models' outputs comes back composed with those providers (a
+            :class:`ComposedModel` named *name*).
+
+    Raises:
+        FatalError: If the file is missing or malformed, has no ``[Models]`` section or
+            no block *name*, or a block is invalid (the message names
+            ``file:line:column``).
     """
     ctx = load_input(path, overrides, dtype=dtype, device=device)
     if ctx.section("Models") is None:
@@ -91,8 +123,24 @@ def load_string(
 ) -> Any:
     """Load model *name* from HIT *text* instead of a file (otherwise as :func:`load_model`).
 
-    Without *name*, ``[Models]`` must define exactly one top-level model, which is
-    loaded. Error locations read ``<string>:line:column``.
+    Args:
+        text: The HIT input, as a string. ``!include`` paths are relative to the working
+            directory.
+        name: The block name under ``[Models]``. ``None`` (the default): ``[Models]``
+            must define exactly one top-level model, which is loaded.
+        overrides: HIT command-line overrides such as ``Models/elasticity/E=2e5``,
+            applied before the blocks are built.
+        dtype: The floating-point dtype of the tensors, parameters and models built.
+        device: The device they are placed on.
+
+    Returns:
+        The model, as :func:`load_model` returns it.
+
+    Raises:
+        TypeError: If *text* is not a ``str``.
+        FatalError: As for :func:`load_model`; also when *name* is ``None`` and
+            ``[Models]`` does not define exactly one model. Error locations read
+            ``<string>:line:column``.
     """
     ctx = InputFile(parse_string(text, overrides), STRING, dtype=dtype, device=device)
     models = ctx.section("Models")
@@ -118,11 +166,26 @@ def load_nonlinear_system(
     dtype: torch.dtype = torch.float64,
     device: torch.device | str = "cpu",
 ) -> Any:
-    """The ``[EquationSystems]`` block *name* of the HIT file *path*, built.
+    """Build the ``[EquationSystems]`` block *name* of the HIT file *path*.
 
-    The object an ``ImplicitUpdate`` names with ``equation_system`` (a
-    :class:`neml2.solvers.NonlinearSystem` for ``type = NonlinearSystem``): its
+    This is the object an ``ImplicitUpdate`` names with ``equation_system``: its
     ``model``, ``unknowns``, ``residuals`` and ``givens``.
+
+    Args:
+        path: The HIT input file.
+        name: The block name under ``[EquationSystems]``.
+        overrides: HIT command-line overrides such as ``Models/elasticity/E=2e5``,
+            applied before the blocks are built.
+        dtype: The floating-point dtype of the tensors, parameters and models built.
+        device: The device they are placed on.
+
+    Returns:
+        The built object (a :class:`neml2.solvers.NonlinearSystem` for
+            ``type = NonlinearSystem``).
+
+    Raises:
+        FatalError: If the file is missing or malformed, has no ``[EquationSystems]``
+            section or no block *name*, or the block is invalid.
     """
     ctx = load_input(path, overrides, dtype=dtype, device=device)
     if ctx.section("EquationSystems") is None:

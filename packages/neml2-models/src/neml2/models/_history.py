@@ -92,12 +92,12 @@ def with_zero_history(model: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
     Returns:
         A new dict: the given inputs (the same objects) and, for each missing history
-        input ``x~N``, ``torch.zeros(*B, *sub, *base)`` in the model's dtype and on its
-        device. ``B`` is the batch shape the given inputs broadcast to, ``base`` the
-        input's base shape (``(6,)`` for an SR2, ``()`` for a Scalar). ``sub`` is the
-        input's sub-batch shape: the artifact's for a compiled model, else that of the
-        current value ``x`` when it is given as a typed value with sub-batch axes (the
-        zeros are then a typed value of the same sub-batch), else none.
+            input ``x~N``, ``torch.zeros(*B, *sub, *base)`` in the model's dtype and on its
+            device. ``B`` is the batch shape the given inputs broadcast to, ``base`` the
+            input's base shape (``(6,)`` for an SR2, ``()`` for a Scalar). ``sub`` is the
+            input's sub-batch shape: the artifact's for a compiled model, else that of the
+            current value ``x`` when it is given as a typed value with sub-batch axes (the
+            zeros are then a typed value of the same sub-batch), else none.
 
     Raises:
         FatalError: *model* is not a neml2 model; *inputs* names an input the model does

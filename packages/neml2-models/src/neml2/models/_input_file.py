@@ -205,7 +205,21 @@ _V2_SETTINGS = {
 
 
 class InputFile:
-    """A parsed HIT input and the objects built from it."""
+    """A parsed HIT input and the objects built from it.
+
+    The factory every ``from_hit`` receives: it evaluates ``[Tensors]`` lazily (each
+    block once, dependencies first, cycles reported), builds ``[Models]``, ``[Data]``
+    and other blocks on demand and caches them by name.
+
+    Attributes:
+        root (hit.Node): The merged HIT tree.
+        path (str): The file name, used in error messages.
+        dtype (torch.dtype): The floating-point dtype of what is built.
+        device (torch.device): The device of what is built.
+        free_inputs (dict[str, list[str]]): Variable -> where a parameter named it and it
+            became an input variable (``"file:line:col: option 'yield_stress' = 'abc'"``),
+            for the drivers' errors.
+    """
 
     def __init__(
         self,
@@ -215,6 +229,17 @@ class InputFile:
         dtype: torch.dtype = torch.float64,
         device: torch.device | str = "cpu",
     ):
+        """Wrap a parsed HIT tree and check its ``[Settings]``.
+
+        Args:
+            root: The merged HIT tree (:func:`neml2.models.load_input` parses one).
+            path: The file name used in error messages.
+            dtype: The floating-point dtype of the tensors and models built.
+            device: The device they are placed on.
+
+        Raises:
+            FatalError: If ``[Settings]`` has an unknown or invalid entry.
+        """
         self.root = root
         self.path = str(path)
         self.dtype = dtype
@@ -229,10 +254,30 @@ class InputFile:
 
     # ------------------------------------------------------------ sections
     def section(self, name: str) -> hit.Node | None:
+        """Find a top-level section.
+
+        Args:
+            name: The section name (``"Models"``, ``"Tensors"``, ...).
+
+        Returns:
+            The section's node, or ``None`` if the file has no such section.
+        """
         return self.root.find(name)
 
     def block(self, section: str, name: str, where: Any = None) -> hit.Node:
-        """``[section]/name``; a FatalError at *where* (or the section) if absent."""
+        """Find the block ``[section]/name``.
+
+        Args:
+            section: The section name.
+            name: The block name, a direct child of the section.
+            where: The location named by the error (default: the section's, or the file).
+
+        Returns:
+            The block's node.
+
+        Raises:
+            FatalError: If there is no such block; the message lists the defined blocks.
+        """
         sec = self.section(section)
         node = sec.find(name) if sec is not None else None
         if node is None or node.parent is not sec:
@@ -245,21 +290,54 @@ class InputFile:
         return node
 
     def model_block(self, name: str, where: Any = None) -> hit.Node:
+        """Find the block ``[Models]/name`` (see :meth:`block`).
+
+        Args:
+            name: The block name.
+            where: The location named by the error.
+
+        Returns:
+            The block's node.
+
+        Raises:
+            FatalError: If there is no such block.
+        """
         return self.block("Models", name, where)
 
     def has_block(self, section: str, name: str) -> bool:
+        """Whether the block ``[section]/name`` exists.
+
+        Args:
+            section: The section name.
+            name: The block name, a direct child of the section.
+
+        Returns:
+            True if the section has such a block.
+        """
         sec = self.section(section)
         node = sec.find(name) if sec is not None else None
         return node is not None and node.parent is sec
 
     # ------------------------------------------------------------ [Settings]
     def example_batch_shape(self, variable: str) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-        """``[Settings]/example_batch_shape/<variable> = '(dyn...; sub...)'``, parsed (or the
-        uniform ``[Settings]/example_batch_shape = '(...)'``, the same for every variable).
+        """Read the example batch shape of a variable from ``[Settings]``.
 
-        Returns ``(dynamic_shape, sub_batch_shape)``: the shape a driver gives a value
-        it has to invent (a zero-filled history input), and a trace hint for
-        ``neml2-compile``. ``None`` when the variable is not listed.
+        The setting is ``[Settings]/example_batch_shape/<variable> = '(dyn...; sub...)'``,
+        or the uniform ``[Settings]/example_batch_shape = '(...)'``, the same for every
+        variable.
+
+        Args:
+            variable: The variable name.
+
+        Returns:
+            ``(dynamic_shape, sub_batch_shape)``: the shape a driver gives a value it has
+                to invent (a zero-filled history input), and a trace hint for
+                ``neml2-compile``; the sub-batch shape is ``()`` when the spec has no ``;``.
+                ``None`` when the variable is not listed.
+
+        Raises:
+            FatalError: If the spec is not ``(...)``, has more than one ``;`` or sizes
+                that are not integers.
         """
         settings = self.root.find("Settings")
         uniform = settings.param("example_batch_shape") if settings is not None else None
@@ -293,7 +371,7 @@ class InputFile:
             The setting's value (True when absent).
 
         Raises:
-            FatalError: a value that is not a boolean (naming file:line).
+            FatalError: If the value is not a boolean (naming file:line).
         """
         sec = self.section("Settings")
         p = sec.param("dynamic_batch") if sec is not None else None
@@ -311,6 +389,10 @@ class InputFile:
 
         The reference's NEML2 v2 settings (``default_floating_point_type``, threads,
         tolerances, ...) are refused with what replaces each here.
+
+        Raises:
+            FatalError: If an entry is unknown or a NEML2 v2 setting, a value is
+                invalid, or ``example_batch_shape`` is given in both forms.
         """
         sec = self.section("Settings")
         if sec is None:
@@ -345,10 +427,33 @@ class InputFile:
 
     # ------------------------------------------------------------ [Tensors]
     def has_tensor(self, name: str) -> bool:
+        """Whether ``[Tensors]`` defines a block *name*.
+
+        Args:
+            name: The block name.
+
+        Returns:
+            True if the block exists.
+        """
         return self.has_block("Tensors", name)
 
     def tensor(self, name: str, where: Any = None) -> Any:
-        """The value of ``[Tensors]/name`` (evaluated once, in float64, on our device)."""
+        """Evaluate the block ``[Tensors]/name``.
+
+        The block is evaluated once (the blocks it refers to first) and cached.
+
+        Args:
+            name: The block name.
+            where: The location named by the error if the block does not exist.
+
+        Returns:
+            The value (usually a typed tensor, at ``(*B, *base)``), on this file's dtype
+                and device.
+
+        Raises:
+            FatalError: If the block does not exist, has no or an unknown ``type``, the
+                ``[Tensors]`` blocks refer to each other in a cycle, or evaluation fails.
+        """
         if name in self._tensors:
             return self._tensors[name]
         node = self.block("Tensors", name, where)
@@ -380,9 +485,22 @@ class InputFile:
         return builder.tensor_from_hit(node, self)
 
     def evaluate_python(self, node: hit.Node) -> Any:
-        """The value of a ``[Tensors]`` block of ``type = Python`` (see
-        :class:`neml2.models.python_tensors.Python`): its ``expr``, checked, then
-        evaluated in float64 and placed on the input's dtype and device."""
+        """Evaluate a ``[Tensors]`` block of ``type = Python``.
+
+        See :class:`neml2.models.python_tensors.Python`. The block's ``expr`` is checked,
+        then evaluated in float64 and placed on the input's dtype and device.
+
+        Args:
+            node: The ``[Tensors]`` block.
+
+        Returns:
+            The expression's value (for a block of statements, the value assigned to
+                ``result``); a floating-point tensor is moved to this file's dtype and device.
+
+        Raises:
+            FatalError: If ``expr`` is missing, an option is unknown, the expression does
+                not parse, uses a construct that is not allowed, or fails.
+        """
         expr = node.param("expr")
         if expr is None:
             raise FatalError(f"{node.location}: [Tensors/{node.name}] (Python) needs 'expr'")
@@ -462,7 +580,20 @@ class InputFile:
 
     # ------------------------------------------------------------ objects
     def object(self, section: str, name: str, where: Any = None) -> Any:
-        """Build (once) the registered object ``[section]/name``."""
+        """Build the registered object ``[section]/name`` (once; later calls reuse it).
+
+        Args:
+            section: The section name (``"Models"``, ``"Data"``, ``"Solvers"``, ...).
+            name: The block name.
+            where: The location named by the error if the block does not exist.
+
+        Returns:
+            The object its type's ``from_hit`` builds, with ``hit_name`` set to *name*.
+
+        Raises:
+            FatalError: If the block does not exist, has no or an unknown ``type``, the
+                blocks refer to each other in a cycle, or building fails.
+        """
         key = f"{section}/{name}"
         if key in self._objects:
             return self._objects[key]
@@ -496,10 +627,30 @@ class InputFile:
         return obj
 
     def model(self, name: str, where: Any = None) -> Any:
+        """Build the model ``[Models]/name`` (see :meth:`object`).
+
+        Args:
+            name: The block name.
+            where: The location named by the error if the block does not exist.
+
+        Returns:
+            The model, not composed with the providers of its parameters (see
+                :meth:`top_model`).
+        """
         return self.object("Models", name, where)
 
     def top_model(self, name: str, where: Any = None) -> Any:
-        """Model *name*, composed with the models that provide its parameters (if any)."""
+        """Build model *name*, composed with the models that provide its parameters.
+
+        Args:
+            name: The block name under ``[Models]``.
+            where: The location named by the error if the block does not exist.
+
+        Returns:
+            The model, or, when some of its parameters are other models' outputs, a
+                :class:`ComposedModel` of it and those providers (named *name*); moved to
+                this file's dtype and device.
+        """
         from neml2.models._composed import ComposedModel, with_providers
 
         model = self.model(name, where)
@@ -513,15 +664,39 @@ class InputFile:
         return composed.to(dtype=self.dtype, device=self.device)
 
     def data(self, name: str, where: Any = None) -> Any:
+        """Build the object ``[Data]/name`` (see :meth:`object`).
+
+        Args:
+            name: The block name.
+            where: The location named by the error if the block does not exist.
+
+        Returns:
+            The object.
+        """
         return self.object("Data", name, where)
 
     # ------------------------------------------------------------ parameters
     def resolve_parameter(self, f: ParameterField, p: hit.Param) -> Any:
-        """A parameter's HIT value: literal(s), [Tensors] name, model output or variable.
+        """Resolve a parameter's HIT value.
 
-        A literal must be finite: ``nan``, ``inf`` (any spelling ``float()`` takes) are
-        errors naming the option. A token that starts like a number but is none
-        (``2OO``, ``1e5x``, ``1,5``) is an error too, not a variable name.
+        The value is literal number(s), a ``[Tensors]`` name, or (when the field allows
+        it) a model output or a variable. A literal must be finite: ``nan``, ``inf``
+        (any spelling ``float()`` takes) are errors naming the option. A token that
+        starts like a number but is none (``2OO``, ``1e5x``, ``1,5``) is an error too,
+        not a variable name.
+
+        Args:
+            f (ParameterField): The parameter's field (its type, ``many`` and
+                ``allow_nonlinear``).
+            p (hit.Param): The HIT option.
+
+        Returns:
+            A typed value of the field's type (a list of them for a ``many`` field), or a
+                :class:`NonlinearParameter` for a model output or a variable.
+
+        Raises:
+            FatalError: If the value is empty, not finite, not a valid literal of the
+                type, or a name the field does not accept.
         """
         tokens = p.as_list(str)
         if not tokens:
@@ -606,9 +781,16 @@ class InputFile:
         return NonlinearParameter(variable=token)
 
     def free_input_origin(self, variable: str) -> str:
-        """``" ('abc' became an input variable at <file:line>: option 'x' = 'abc', not a
-        number, [Tensors] name or model output)"`` when a parameter named *variable*, else
-        ``""``: the tail of a driver's error about an input it does not give."""
+        """Explain why *variable* is an input: the tail of a driver's error about it.
+
+        Args:
+            variable: The input variable a driver does not give.
+
+        Returns:
+            ``" ('abc' is an input variable because <file:line>: option 'x' = 'abc' is
+                not a number, a [Tensors] name or a model output)"`` when a parameter named
+                *variable*, else ``""``.
+        """
         where = self.free_inputs.get(variable)
         if not where:
             return ""

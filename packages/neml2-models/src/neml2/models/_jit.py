@@ -69,10 +69,28 @@ def compile(
 ) -> CompiledModel:
     """Compile *model* (a :class:`neml2.models.Model`) with ``torch.compile``.
 
-    *backend*, *mode*, *options*, *fullgraph* go to ``torch.compile`` (a backend may be
-    a callable, e.g. a compile counter). *sub_batch*: ``input name -> number of
-    trailing batch axes that are sub-batch`` for raw tensors of sub-batch models
-    (crystal plasticity), e.g. ``{"orientation~1": 1}``; default 0.
+    Nothing is compiled yet: each operation (``forward``, ``jvp``, ``jacobian``, the
+    typed call) gets its graph on its first call.
+
+    Args:
+        model: The model to compile (e.g. from :func:`neml2.load_model`).
+        backend: The ``torch.compile`` backend: a name, or a callable (e.g. a compile
+            counter).
+        mode: The ``torch.compile`` mode (``"reduce-overhead"``, ...); ``None`` for the
+            default.
+        options: Backend options passed to ``torch.compile``.
+        fullgraph: Passed to ``torch.compile``: refuse graph breaks.
+        sub_batch: Input name -> number of trailing batch axes that are sub-batch, for
+            raw tensors of sub-batch models (crystal plasticity), e.g.
+            ``{"orientation~1": 1}``; default 0 for every input.
+
+    Returns:
+        The compiled model, with the surface of *model*.
+
+    Raises:
+        FatalError: If *model* is not a neml2 model or is already compiled, the backend
+            is unknown, or *sub_batch* names an unknown input or a count that is not an
+            int >= 0.
     """
     return CompiledModel(
         model,
@@ -129,7 +147,23 @@ class _SolverProbe:
 
 
 class CompiledModel(torch.nn.Module):
-    """A neml2 model under ``torch.compile`` (route ``py-jit``); see the module docstring."""
+    """A neml2 model under ``torch.compile`` (route ``py-jit``).
+
+    It has the surface of every route (``forward(dict)``, ``jvp``, ``jacobian``, names,
+    base shapes, ``named_parameters()``, ``set_parameter``) and is also a drop-in for the
+    typed module (``m(*typed)``, ``m(*typed, v=...)``). A name-keyed call broadcasts the
+    inputs to one batch ``(*B)``, flattens it to a dynamic axis ``(N, ...)`` (so a new
+    batch size does not recompile) and calls the same ``forward`` / ``jvp`` /
+    ``jacobian`` as py-eager. An implicit update's failed in-graph solve raises a
+    :class:`~neml2.tensors.ConvergenceError` naming the failed points.
+
+    Attributes:
+        model (Model): The wrapped model.
+        sub_batch (dict[str, int]): Input name -> number of trailing sub-batch axes.
+        backend_name (str): The backend's name (a callable backend's type name).
+        recompiled_without_patterns (list[str]): The operations whose graph was
+            recompiled without Inductor's pattern matcher.
+    """
 
     def __init__(
         self,
@@ -141,6 +175,19 @@ class CompiledModel(torch.nn.Module):
         fullgraph: bool = True,
         sub_batch: Mapping[str, int] | None = None,
     ):
+        """Wrap *model*; the arguments are those of :func:`compile`.
+
+        Args:
+            model: The model to compile.
+            backend: The ``torch.compile`` backend, a name or a callable.
+            mode: The ``torch.compile`` mode.
+            options: Backend options passed to ``torch.compile``.
+            fullgraph: Passed to ``torch.compile``.
+            sub_batch: Input name -> number of trailing batch axes that are sub-batch.
+
+        Raises:
+            FatalError: As for :func:`compile`.
+        """
         from neml2.models._model import Model
 
         if isinstance(model, CompiledModel):
@@ -185,54 +232,108 @@ class CompiledModel(torch.nn.Module):
     # ------------------------------------------------------------------ metadata
     @property
     def input_spec(self) -> dict[str, type]:
+        """Ordered input name -> tensor type (the wrapped model's)."""
         return self.model.input_spec
 
     @property
     def output_spec(self) -> dict[str, type]:
+        """Ordered output name -> tensor type (the wrapped model's)."""
         return self.model.output_spec
 
     @property
     def input_names(self) -> list[str]:
+        """The input variable names, in positional order."""
         return self.model.input_names
 
     @property
     def output_names(self) -> list[str]:
+        """The output variable names, in the order the outputs are returned."""
         return self.model.output_names
 
     @property
     def input_base_shapes(self) -> list[tuple[int, ...]]:
+        """The base shape of each input, in :attr:`input_names` order."""
         return self.model.input_base_shapes
 
     @property
     def output_base_shapes(self) -> list[tuple[int, ...]]:
+        """The base shape of each output, in :attr:`output_names` order."""
         return self.model.output_base_shapes
 
     @property
     def dtype(self) -> torch.dtype:
+        """The dtype the wrapped model computes in."""
         return self.model.dtype
 
     @property
     def device(self) -> torch.device:
+        """The device the wrapped model computes on."""
         return self.model.device
 
     @property
     def hit_name(self) -> str | None:
+        """The wrapped model's HIT block name (``None`` if not built from HIT)."""
         return self.model.hit_name
 
     def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate=True):
-        """The wrapped model's parameters, under the same names as on py-eager."""
+        """Iterate over the wrapped model's parameters, under the same names as on py-eager.
+
+        Args:
+            prefix: Prepended to every name.
+            recurse: Include the parameters of sub-models.
+            remove_duplicate (bool): Yield a parameter shared by several sub-models once.
+
+        Returns:
+            (Iterator[tuple[str, torch.nn.Parameter]]): ``(name, parameter)`` pairs,
+                names dotted (``elasticity.E``).
+        """
         return self.model.named_parameters(prefix, recurse, remove_duplicate)
 
     def set_parameter(self, name: str, value: Any) -> None:
-        """Replace parameter *name* (see :meth:`neml2.models.Model.set_parameter`)."""
+        """Replace a parameter's value (see :meth:`neml2.models.Model.set_parameter`).
+
+        Args:
+            name: The parameter, dotted through sub-models (``elasticity.E``).
+            value: The new value, at ``(*B, *base)``; its base shape must match.
+
+        Raises:
+            FatalError: If there is no such parameter or the value is invalid.
+        """
         self.model.set_parameter(name, value)
 
     def extra_repr(self) -> str:
+        """The line ``print(compiled)`` adds.
+
+        Returns:
+            ``backend: <name>``.
+        """
         return f"backend: {self.backend_name}"
 
     # ------------------------------------------------------------------ typed surface
     def forward(self, *args, v=None, v2=None):
-        """``m(dict)`` (name-keyed, raw tensors out) or ``m(*typed, v=..., v2=...)`` (typed)."""
+        """Evaluate the compiled model, name-keyed or typed.
+
+        ``m(dict)`` takes and returns raw tensors keyed by name; ``m(*typed, v=...,
+        v2=...)`` is the typed call of :class:`neml2.models.Model`.
+
+        Args:
+            *args (Mapping[str, Any] | TensorWrapper): One mapping, input name -> raw
+                tensor at ``(*B, *base)`` or typed value; or one typed value per input, in
+                :attr:`input_spec` order.
+            v (ChainRuleDict | None): First-order tangents, ``v[input][leaf]`` at
+                ``(K, *B, *sub, *base)`` (typed call only).
+            v2 (SecondOrderChainRuleDict | None): Second-order tangents (typed call only).
+
+        Returns:
+            (dict | tuple): For a mapping: output name -> raw tensor at
+                ``(*B, *out_base)``. For typed values: the outputs (one, or a tuple),
+                followed by ``v_out`` (and ``v2_out``) when *v* (and *v2*) are given.
+
+        Raises:
+            FatalError: If the number of inputs is wrong, an input or seed is invalid, or
+                the model cannot be compiled.
+            ConvergenceError: If an in-graph solve fails to converge.
+        """
         if len(args) == 1 and isinstance(args[0], Mapping) and v is None and v2 is None:
             return self._named("forward", args[0])
         if len(args) != len(self.input_spec):
@@ -260,17 +361,46 @@ class CompiledModel(torch.nn.Module):
     def jvp(
         self, inputs: Mapping[str, Any], tangents: Mapping[str, Any]
     ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-        """Outputs and directional derivatives ``sum_i dy/dx_i . t_i`` (missing t_i = 0)."""
+        """Evaluate the outputs and their directional derivatives (compiled).
+
+        Args:
+            inputs: Every input by name, raw tensors at ``(*B, *base)`` or typed values.
+            tangents: Input name -> direction ``t_i`` at ``(*B, *base)``; a missing input
+                has the zero direction. Each set of tangent names compiles its own graph.
+
+        Returns:
+            ``(outputs, jvp)``: ``outputs[out]`` at ``(*B, *out_base)`` and
+                ``jvp[out] = sum_i dy/dx_i . t_i`` at the same shape, for every output.
+
+        Raises:
+            FatalError: If an input is missing or a name is unknown, or the model cannot
+                be compiled.
+            ConvergenceError: If an in-graph solve fails to converge.
+        """
         check_names(self.model._label(), tangents, self.input_spec, "tangent")
         return self._named("jvp", inputs, tangents)
 
     def jacobian(
         self, inputs: Mapping[str, Any], *, wrt: str | Sequence[str] | None = None
     ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
-        """Outputs and the Jacobian blocks ``J[out][in]`` at ``(*B, *out_base, *in_base)``.
+        """Evaluate the outputs and the Jacobian blocks ``J[out][in]`` (compiled).
 
-        As :meth:`neml2.models.Model.jacobian`: *wrt* (default: every input) selects
-        the inputs seeded. Each distinct *wrt* is its own compiled graph.
+        As :meth:`neml2.models.Model.jacobian`. Each distinct *wrt* is its own compiled
+        graph.
+
+        Args:
+            inputs: Every input by name, at ``(*B, *base)``.
+            wrt: The input(s) to differentiate with respect to; default: every input.
+                Only these are seeded.
+
+        Returns:
+            ``(outputs, J)``: ``outputs[out]`` at ``(*B, *out_base)``; ``J[out][in]`` for
+                every output and every input in *wrt*, at ``(*B, *out_base, *in_base)``.
+
+        Raises:
+            FatalError: If an input is missing or unknown, *wrt* names no input of the
+                model, or the model cannot be compiled.
+            ConvergenceError: If an in-graph solve fails to converge.
         """
         wanted = wrt_inputs(self.model._label(), wrt, list(self.input_spec))
         return self._named("jacobian", inputs, wrt=wanted)

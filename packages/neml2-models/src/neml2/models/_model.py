@@ -105,10 +105,22 @@ def _wrap_forward(f):
 
 
 class Model(torch.nn.Module):
-    """Base class of neml2 material models (see the module docstring).
+    """Base class of neml2 material models.
 
-    Subclasses set ``fields`` and implement ``forward``; ``setup()`` may declare
-    further variables and parameters from the options (``self.opts``).
+    Subclasses set ``fields`` (or a ``hit = HitSchema(...)``) and implement ``forward``;
+    ``setup()`` may declare further variables and parameters from the options
+    (``self.opts``).
+
+    The call contract: ``model(*inputs)`` returns the outputs; ``model(*inputs, v=v)``
+    returns ``(*outputs, v_out)`` and ``model(*inputs, v=v, v2=v2)`` returns
+    ``(*outputs, v_out, v2_out)``, where ``v[in_name][leaf]`` is a typed value with a
+    leading seed axis ``K`` (``(K, *B, *sub, *base_in)``) and ``v2[in_name][a][b]`` has
+    two. Tangents are propagated by the typed algebra (forward mode), so a leaf writes no
+    derivative code; structural zeros stay absent. ``model(inputs_dict)`` returns the
+    outputs as a dict of raw tensors keyed by name.
+
+    Parameters are ``nn.Parameter`` (autograd gives parameter derivatives for
+    calibration), or are promoted to inputs when HIT names a variable or a model.
     """
 
     SECTION: ClassVar[str] = "Models"
@@ -154,6 +166,24 @@ class Model(torch.nn.Module):
                 cls.output_priorities = {**cls.output_priorities, **claims}
 
     def __init__(self, *, _where: str | None = None, _locations=None, **values: Any):
+        """Build the model from its option values.
+
+        The factory calls this through :meth:`from_hit`; Python code may call it
+        directly with keyword options.
+
+        Args:
+            _where: The location used in error messages (default: the class name);
+                set by the factory to ``file:line: [block]``.
+            _locations (Mapping[str, str] | None): Option name -> ``file:line`` of that
+                option, for error messages.
+            **values: The option values by HIT option name (variable names, parameter
+                values, plain settings); missing options take their declared default.
+
+        Raises:
+            FatalError: If an option is unknown or a required option is missing, a
+                variable name template is malformed, or a variable or parameter is
+                declared twice or has an invalid value.
+        """
         super().__init__()
         self._where = _where or type(self).__name__
         self._locations: dict[str, str] = dict(_locations or {})
@@ -211,23 +241,27 @@ class Model(torch.nn.Module):
 
     # ------------------------------------------------------------------ authoring
     def setup(self) -> None:
-        """Hook: declare variables/parameters that depend on options."""
+        """Hook: declare the variables and parameters that depend on the options.
+
+        Called by ``__init__`` after the schema's variables are declared and before
+        the schema's parameters are registered. The default does nothing.
+        """
 
     def derived_name(self, rule: NamingRule, source: str, name: str | None = None) -> str:
         """The name of a variable this model derives from option *source* by *rule*.
 
         Args:
-            rule: a naming rule of :mod:`neml2.models._naming` (``HISTORY``: ``x~1``,
+            rule: A naming rule of :mod:`neml2.models._naming` (``HISTORY``: ``x~1``,
                 ``HISTORY_2``: ``x~2``, ``RATE``: ``x_rate``, ``RESIDUAL``: ``x_residual``).
-            source: the option the name derives from; the class must declare
+            source: The option the name derives from; the class must declare
                 ``derived(rule, source, ...)`` in its ``derives`` (``neml2-syntax``
                 lists those declarations).
-            name: the variable to derive from, for a list option (each of
+            name: The variable to derive from, for a list option (each of
                 ``unknowns_SR2``); default: the variable *source* names.
 
         Returns:
             The value of the declaration's ``renamed_by`` option when that is set,
-            else ``rule(name)``.
+                else ``rule(name)``.
         """
         base = name if name is not None else self.var.get(source) or self.opts[source]
         derived = derived_name(type(self), rule, source, base)  # checks the declaration
@@ -237,7 +271,16 @@ class Model(torch.nn.Module):
         return (self.opts.get(renamed_by) if renamed_by else None) or derived
 
     def error(self, message: str, option: str | None = None) -> FatalError:
-        """A FatalError located at *option*'s line (or the block) of the input file."""
+        """Make an error located in the input file.
+
+        Args:
+            message: The error message.
+            option: The option whose line the error names; ``None`` (or an option
+                without a recorded line) names the model's block.
+
+        Returns:
+            A ``FatalError`` whose message starts with the location; the caller raises it.
+        """
         where = self._locations.get(option or "", None) or self._where
         return FatalError(f"{where}: {message}")
 
@@ -245,12 +288,36 @@ class Model(torch.nn.Module):
         return f"{type(self).__name__} '{self.hit_name}'" if self.hit_name else type(self).__name__
 
     def declare_input(self, name: str, typ: type) -> str:
+        """Declare a structural input variable (appended to :attr:`input_spec`).
+
+        Args:
+            name: The variable name.
+            typ: The variable's tensor type (``Scalar``, ``SR2``, ...).
+
+        Returns:
+            *name*.
+
+        Raises:
+            FatalError: If the model already has an input called *name*.
+        """
         if name in self._structural or name in self._promoted:
             raise self.error(f"input variable '{name}' is declared twice")
         self._structural[name] = typ
         return name
 
     def declare_output(self, name: str, typ: type) -> str:
+        """Declare an output variable (appended to ``output_spec``).
+
+        Args:
+            name: The variable name.
+            typ: The variable's tensor type.
+
+        Returns:
+            *name*.
+
+        Raises:
+            FatalError: If the model already has an output called *name*.
+        """
         if name in self.output_spec:
             raise self.error(f"output variable '{name}' is declared twice")
         self.output_spec[name] = typ
@@ -261,9 +328,19 @@ class Model(torch.nn.Module):
     ) -> None:
         """Register *value* as parameter *name*, or promote it to an input.
 
-        *value*: typed value / tensor / number (a constant, trainable unless
-        *buffer*), or a :class:`NonlinearParameter` / ``str`` (a variable name:
-        the parameter becomes an input of this model).
+        Args:
+            name: The parameter name (the attribute it is registered under).
+            typ: The parameter's tensor type; *value* is converted to it.
+            value: A typed value, tensor or number: a constant, trainable unless
+                *buffer* (or not floating point). A :class:`NonlinearParameter` or a
+                ``str`` (a variable name): the parameter becomes an input of this model.
+            buffer: Register the value as a buffer (never trained) instead of an
+                ``nn.Parameter``.
+            persistent: For a buffer, whether it is part of ``state_dict()``.
+
+        Raises:
+            FatalError: If the variable already is a structural input, or *value* is
+                not a valid *typ*.
         """
         if isinstance(value, str):
             value = NonlinearParameter(variable=value)
@@ -295,7 +372,20 @@ class Model(torch.nn.Module):
         self._param_meta[name] = (typ, tw.sub_batch_ndim)
 
     def param(self, name: str) -> TensorWrapper:
-        """The typed value of parameter *name* inside ``forward`` (static or promoted)."""
+        """The typed value of a parameter, for use inside ``forward``.
+
+        Args:
+            name: The parameter name.
+
+        Returns:
+            The parameter as its declared tensor type, at ``(*B, *sub, *base)`` with the
+                sub-batch rank it was declared with. Inside ``forward`` a promoted parameter
+                gives this call's input value.
+
+        Raises:
+            RuntimeError: If the parameter is promoted to an input and this is called
+                outside ``forward``.
+        """
         if name in self._promoted_of:
             raise RuntimeError(
                 f"{self._label()}: parameter '{name}' is given by variable "
@@ -318,30 +408,64 @@ class Model(torch.nn.Module):
     ) -> None:
         """Resolve *spec* and register parameter *name*, or promote it to an input.
 
-        *spec*: a typed value, tensor or number (a constant); or a string: numbers
-        (a literal), a ``[Tensors]`` name of *factory* (the input file being read), or,
-        with *allow_nonlinear*, a ``[Models]`` block (``model`` or ``model.variable``:
-        its output becomes an input of this model and the block joins the composition)
-        or any other name (a free input variable).
+        Args:
+            name: The parameter name.
+            spec: A typed value, tensor or number (a constant); or a string: numbers (a
+                literal), a ``[Tensors]`` name of *factory*, or, with *allow_nonlinear*,
+                a ``[Models]`` block (``model`` or ``model.variable``: its output becomes
+                an input of this model and the block joins the composition) or any other
+                name (a free input variable).
+            type_cls: The parameter's tensor type.
+            factory (InputFile | None): The input file being read, to resolve
+                ``[Tensors]`` and ``[Models]`` names.
+            allow_nonlinear (bool): Whether *spec* may name a model or a variable.
+
+        Raises:
+            FatalError: If *spec* is neither numbers nor a usable name, the numbers do
+                not make a *type_cls*, or a named model lacks the named output.
         """
         self.declare_parameter(
             name, type_cls, self._resolve_spec(name, spec, type_cls, factory, allow_nonlinear)
         )
 
     def declare_typed_buffer(self, name: str, spec: Any, type_cls: type, *, factory=None) -> None:
-        """:meth:`declare_typed_parameter` for a constant (a buffer: never trained, never
-        promoted to an input)."""
+        """Resolve *spec* and register it as a constant buffer.
+
+        Like :meth:`declare_typed_parameter`, but the value is a buffer: never trained,
+        never promoted to an input.
+
+        Args:
+            name: The buffer name.
+            spec: A typed value, tensor, number, string of numbers or ``[Tensors]`` name.
+            type_cls: The buffer's tensor type.
+            factory (InputFile | None): The input file being read, to resolve
+                ``[Tensors]`` names.
+
+        Raises:
+            FatalError: If *spec* cannot be resolved to a *type_cls*.
+        """
         value = self._resolve_spec(name, spec, type_cls, factory, False)
         self.declare_parameter(name, type_cls, value, buffer=True)
 
     def register_typed_parameter(self, name: str, value: TensorWrapper) -> None:
-        """Register a typed value as a trainable ``nn.Parameter`` named *name*."""
+        """Register a typed value as a trainable ``nn.Parameter``.
+
+        Args:
+            name: The parameter name.
+            value: The value; its type becomes the parameter's type.
+        """
         self.declare_parameter(name, type(value), value)
 
     def register_typed_buffer(
         self, name: str, value: TensorWrapper, persistent: bool = True
     ) -> None:
-        """Register a typed value as a constant buffer named *name*."""
+        """Register a typed value as a constant buffer.
+
+        Args:
+            name: The buffer name.
+            value: The value; its type becomes the buffer's type.
+            persistent: Whether the buffer is part of ``state_dict()``.
+        """
         self.declare_parameter(name, type(value), value, buffer=True, persistent=persistent)
 
     def _resolve_spec(self, name: str, spec: Any, typ: type, factory, allow_nonlinear: bool):
@@ -391,25 +515,84 @@ class Model(torch.nn.Module):
 
     # ------------------------------------------------------------------ chain rule
     def apply_chain_rule(self, v, output_name: str, actions, *, output=None):
-        """``{output_name: {leaf: sum_i actions[i](v[i][leaf])}}`` (see
-        :mod:`neml2.models._chain_rule`)."""
+        """Propagate first-order tangents to one output by the chain rule.
+
+        See :mod:`neml2.models._chain_rule` for the conventions.
+
+        Args:
+            v (ChainRuleDict): The incoming tangents, ``v[input][leaf]`` at
+                ``(K, *B, *sub, *base_in)``.
+            output_name: The output, by HIT option name.
+            actions (Mapping[str, ChainRuleAction]): Input option name -> first-order
+                action (the incoming tangent of that input -> its contribution).
+            output (TensorWrapper | None): The output value; a contribution with a larger
+                sub-batch rank is given the output's.
+
+        Returns:
+            (ChainRuleDict): ``{output_name: {leaf: sum_i actions[i](v[i][leaf])}}``,
+                each tangent at ``(K, *B, *sub, *base_out)``; a leaf that reaches no input
+                is absent.
+        """
         return _chain_rule.apply_chain_rule(self, v, output_name, actions, output=output)
 
     def apply_chain_rule_2(self, v, v2, output_name: str, actions_1, actions_2, vh=None):
-        """Second-order tangents ``y''(v, vh or v) + y'(v2)`` of one output."""
+        """Propagate second-order tangents to one output.
+
+        Args:
+            v (ChainRuleDict): The first-order tangents, ``v[input][a]``.
+            v2 (SecondOrderChainRuleDict): The incoming second-order tangents,
+                ``v2[input][a][b]`` at ``(K_a, K_b, *B, *sub, *base_in)``.
+            output_name: The output, by HIT option name.
+            actions_1 (Mapping[str, ChainRuleAction]): The first-order actions.
+            actions_2 (Mapping[tuple[str, str], SecondOrderChainRuleAction]): ``(i, j)``
+                -> second-order action, the bilinear term for one tangent of input ``i``
+                and one of input ``j``.
+            vh (ChainRuleDict | None): Tangents for the second slot; ``None`` uses *v*.
+
+        Returns:
+            (SecondOrderChainRuleDict): ``{output_name: {a: {b: y''(v[a], w[b]) +
+                y'(v2[a][b])}}}`` with ``w`` = *vh* when given, else *v*; each at
+                ``(K_a, K_b, *B, *sub, *base_out)``.
+        """
         return _chain_rule.apply_chain_rule_2(self, v, v2, output_name, actions_1, actions_2, vh=vh)
 
     def propagate_tangents(
         self, v, output_name: str, actions_1, *, output=None, v2=None, actions_2=None, vh=None
     ) -> tuple:
-        """``(v_out,)``, ``(v_out, v2_out)`` or ``(v_out, v2_out, vh_out)``, as asked."""
+        """Propagate the tangents asked for to one output (an explicit leaf's helper).
+
+        Args:
+            v (ChainRuleDict): The first-order tangents, ``v[input][leaf]``.
+            output_name: The output, by HIT option name.
+            actions_1 (Mapping[str, ChainRuleAction]): The first-order actions.
+            output (TensorWrapper | None): The output value (see :meth:`apply_chain_rule`).
+            v2 (SecondOrderChainRuleDict | None): The second-order tangents, if asked for.
+            actions_2 (Mapping[tuple[str, str], SecondOrderChainRuleAction] | None): The
+                second-order actions; ``None`` means none (a linear map).
+            vh (ChainRuleDict | None): The second-slot tangents, if asked for.
+
+        Returns:
+            ``(v_out,)``; ``(v_out, v2_out)`` with *v2*; ``(v_out, v2_out, vh_out)`` with
+                *vh*: the dictionaries of :meth:`apply_chain_rule` and
+                :meth:`apply_chain_rule_2`, ready to be appended to the output.
+        """
         return _chain_rule.propagate_tangents(
             self, v, output_name, actions_1, output=output, v2=v2, actions_2=actions_2, vh=vh
         )
 
     def call_by_name(self, state: Mapping[str, Any]) -> dict[str, TensorWrapper]:
-        """``forward`` on values keyed by variable name (typed values, or raw tensors
-        taken as the input's type); the outputs as typed values keyed by name."""
+        """Call ``forward`` on values keyed by variable name.
+
+        Args:
+            state: Every input by name: typed values, or raw tensors at ``(*B, *base)``
+                taken as the input's type. Extra keys are refused.
+
+        Returns:
+            Output name -> typed output value, at ``(*B, *sub, *base)``.
+
+        Raises:
+            FatalError: If an input is missing or a name is not an input.
+        """
         label = self._label()
         check_names(label, state, self.input_spec, "input")
         missing = [n for n in self.input_spec if n not in state]
@@ -422,8 +605,10 @@ class Model(torch.nn.Module):
     # ------------------------------------------------------------------ specs
     @property
     def input_spec(self) -> dict[str, type]:
-        """Ordered ``name -> type``: structural inputs, then promoted parameters; the key
-        order is ``forward``'s positional order."""
+        """Ordered input name -> tensor type: structural inputs, then promoted parameters.
+
+        The key order is ``forward``'s positional order.
+        """
         return {**self._structural, **self._promoted}
 
     @input_spec.setter
@@ -433,18 +618,22 @@ class Model(torch.nn.Module):
 
     @property
     def input_names(self) -> list[str]:
+        """The input variable names, in ``forward``'s positional order."""
         return list(self.input_spec)
 
     @property
     def output_names(self) -> list[str]:
+        """The output variable names, in the order ``forward`` returns them."""
         return list(self.output_spec)
 
     @property
     def input_base_shapes(self) -> list[tuple[int, ...]]:
+        """The base shape of each input, in :attr:`input_names` order (``(6,)`` for SR2)."""
         return [tuple(t.BASE_SHAPE) for t in self.input_spec.values()]
 
     @property
     def output_base_shapes(self) -> list[tuple[int, ...]]:
+        """The base shape of each output, in :attr:`output_names` order."""
         return [tuple(t.BASE_SHAPE) for t in self.output_spec.values()]
 
     def _first_tensor(self) -> torch.Tensor | None:
@@ -464,6 +653,8 @@ class Model(torch.nn.Module):
 
     @property
     def device(self) -> torch.device:
+        """The device the model computes on: its parameters' (for a model without any,
+        what ``.to()`` last asked for; CPU before that)."""
         t = self._first_tensor()
         return t.device if t is not None else self.__dict__.get("_neml2_moved", _HOME)[1]
 
@@ -675,7 +866,21 @@ class Model(torch.nn.Module):
     def jvp(
         self, inputs: Mapping[str, Any], tangents: Mapping[str, Any]
     ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-        """Outputs and directional derivatives ``sum_i dy/dx_i . t_i`` (missing t_i = 0)."""
+        """Evaluate the outputs and their directional derivatives.
+
+        Args:
+            inputs: Every input by name, raw tensors at ``(*B, *base)`` or typed values.
+            tangents: Input name -> direction ``t_i`` at ``(*B, *base)``, the input's
+                shape; a missing input has the zero direction.
+
+        Returns:
+            ``(outputs, jvp)``: ``outputs[out]`` at ``(*B, *out_base)`` and
+                ``jvp[out] = sum_i dy/dx_i . t_i`` at the same shape, for every output.
+
+        Raises:
+            FatalError: If an input is missing, a name is unknown, or a tensor has the
+                wrong dtype, device or base shape.
+        """
         xs = self._typed_inputs(inputs)
         label = self._label()
         checking = not torch.compiler.is_compiling()  # traced: CompiledModel checked them
@@ -703,22 +908,22 @@ class Model(torch.nn.Module):
         """Outputs and the Jacobian blocks ``J[out][in]`` at ``(*B, *out_base, *in_base)``.
 
         Args:
-            inputs: every input by name, at ``(*B, *base)`` (history inputs ``x~1``
+            inputs: Every input by name, at ``(*B, *base)`` (history inputs ``x~1``
                 included; :func:`neml2.models.with_zero_history` zero-fills them).
-            wrt: the input(s) to differentiate with respect to (``"strain"``); default:
+            wrt: The input(s) to differentiate with respect to (``"strain"``); default:
                 every input. Only these are seeded, so one block costs one forward pass
                 carrying ``prod(in_base)`` tangents (6 for an SR2), not the sum over all
                 inputs.
 
         Returns:
             ``(outputs, J)``: ``outputs[out]`` at ``(*B, *out_base)``; ``J[out][in]`` for
-            every output and every input in *wrt*, at ``(*B, *out_base, *in_base)``
-            (``(N, 6, 6)`` for ``J["stress"]["strain"]``), zeros where the output does
-            not depend on the input.
+                every output and every input in *wrt*, at ``(*B, *out_base, *in_base)``
+                (``(N, 6, 6)`` for ``J["stress"]["strain"]``), zeros where the output does
+                not depend on the input.
 
         Raises:
-            FatalError: a missing or unknown input; *wrt* names an input the model
-                does not have, or none.
+            FatalError: If an input is missing or unknown, or *wrt* names an input the
+                model does not have, or none.
         """
         xs = self._typed_inputs(inputs)
         names = list(self.input_spec)
@@ -746,9 +951,19 @@ class Model(torch.nn.Module):
 
     # ------------------------------------------------------------------ parameters
     def set_parameter(self, name: str, value: Any) -> None:
-        """Replace parameter *name* (dotted, e.g. ``elasticity.E``) wholesale.
+        """Replace a parameter's value wholesale.
 
-        The new value may carry batch axes; its base shape must match.
+        Args:
+            name: The parameter, dotted through sub-models (``elasticity.E``), as
+                ``named_parameters()`` lists it.
+            value: The new value: a typed value, tensor or number, at
+                ``(*B, *base)``. It may carry batch axes; its base shape must match. It
+                is converted to the old value's dtype and device; a trainable parameter
+                stays trainable.
+
+        Raises:
+            FatalError: If there is no such parameter or sub-model, or the value is not
+                a valid value of the parameter's type.
         """
         prefix, _, leaf = name.rpartition(".")
         try:
@@ -776,12 +991,31 @@ class Model(torch.nn.Module):
     # ------------------------------------------------------------------ HIT
     @classmethod
     def from_hit(cls, node, ctx) -> Model:
-        """Build from a ``[Models]`` block (strict schema; errors name file:line)."""
+        """Build the model from its ``[Models]`` block.
+
+        The block is read against the class's schema strictly: an unknown option is an
+        error, and errors name ``file:line``.
+
+        Args:
+            node (hit.Node): The block.
+            ctx (InputFile): The input file being read (resolves ``[Tensors]`` and
+                ``[Models]`` names).
+
+        Returns:
+            The model, with ``_where`` and the option locations set for error messages.
+        """
         values = Schema.of(cls).read_hit(node, ctx)
         locations = {p.name: str(p.location) for p in node.params()}
         return cls(_where=f"{node.location}: [{node.fullpath}]", _locations=locations, **values)
 
     def extra_repr(self) -> str:
+        """The lines ``print(model)`` shows: inputs, outputs and own parameters.
+
+        Returns:
+            ``inputs: name: Type, ...``, ``outputs: ...`` and, when the model has own
+                parameters, ``parameters: name: Type(shape), ...``, joined by newlines.
+        """
+
         def spec(d):
             return ", ".join(f"{n}: {t.__name__}" for n, t in d.items()) or "-"
 

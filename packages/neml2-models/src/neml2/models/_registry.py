@@ -32,11 +32,15 @@ class PluginLoadWarning(UserWarning):
 
 
 def register(type_name: str | None = None) -> Callable[[T], T]:
-    """Class decorator: make the class constructible as ``type = <type_name>``.
+    """Make a class decorator that registers the class as ``type = <type_name>``.
 
-    ``type_name`` defaults to the class name. Registering a second, different
-    class under a taken name is an error (a plugin cannot silently shadow a
-    built-in).
+    Args:
+        type_name: The HIT type name; ``None`` (the default) uses the class name.
+
+    Returns:
+        The decorator; it registers the class and returns it unchanged. Registering a
+            second, different class under a taken name raises ``RegistryError`` (a plugin
+            cannot silently shadow a built-in); registering the same class again is a no-op.
     """
 
     def deco(cls: T) -> T:
@@ -63,7 +67,18 @@ def register_neml2_object(cls: T | str | None = None, /, name: str | None = None
         @register_neml2_object()            # the same
         @register_neml2_object("MyType")    # or register_neml2_object(name="MyType")
 
-    The first registers and returns the class; the others return the decorator.
+    Args:
+        cls: The class to register (the bare decorator form), the type name (the
+            ``("MyType")`` form), or ``None``.
+        name: The type name, given by keyword; default: the class name.
+
+    Returns:
+        (type | Callable[[type], type]): With a class, the class itself, registered;
+            otherwise the decorator.
+
+    Raises:
+        TypeError: If the type name is given twice, or *cls* is neither a class, a
+            string nor ``None``.
     """
     if isinstance(cls, type):
         if name is not None:
@@ -111,13 +126,26 @@ def plugin_failures() -> list[str]:
 
 
 def lookup(type_name: str) -> type | None:
-    """The class registered as *type_name*, or None (after loading plugins)."""
+    """Find the class registered under a HIT type name.
+
+    A name that is not built in loads the entry-point plugins first.
+
+    Args:
+        type_name: The HIT ``type`` value.
+
+    Returns:
+        The registered class, or ``None`` if no class is registered under *type_name*.
+    """
     if type_name not in _registry:
         _load_plugins()
     return _registry.get(type_name)
 
 
 def registered_types() -> list[str]:
-    """Every registered type name, sorted (plugins included)."""
+    """List every registered type name (plugins included).
+
+    Returns:
+        The type names, sorted.
+    """
     _load_plugins()
     return sorted(_registry)

@@ -249,12 +249,32 @@ def derived(
 
 
 def input(name: str, type: type, default: str | None = None, *, doc: str = "") -> VariableField:
-    """An input variable; its name defaults to the option name."""
+    """Declare an input variable field (the built-in models' form).
+
+    Args:
+        name: The HIT option name.
+        type: The variable's tensor type.
+        default: The default variable name; ``None`` (the default) means *name*.
+        doc: A one-line description, shown in the syntax catalogue.
+
+    Returns:
+        The field, for a class's ``fields`` tuple.
+    """
     return VariableField(name, doc, name if default is None else default, type=type)
 
 
 def output(name: str, type: type, default: str | None = None, *, doc: str = "") -> VariableField:
-    """An output variable; its name defaults to the option name."""
+    """Declare an output variable field (the built-in models' form).
+
+    Args:
+        name: The HIT option name.
+        type: The variable's tensor type.
+        default: The default variable name; ``None`` (the default) means *name*.
+        doc: A one-line description, shown in the syntax catalogue.
+
+    Returns:
+        The field, for a class's ``fields`` tuple.
+    """
     return VariableField(name, doc, name if default is None else default, type=type, is_output=True)
 
 
@@ -268,7 +288,26 @@ def parameter(
     allow_nonlinear: bool = True,
     buffer: bool = False,
 ) -> ParameterField:
-    """A tensor-valued parameter (literal, [Tensors] name, model output or promoted input)."""
+    """Declare a tensor-valued parameter field (the built-in models' form).
+
+    Its HIT value is a literal, a ``[Tensors]`` name, a model output or a variable (a
+    promoted input).
+
+    Args:
+        name: The HIT option name.
+        type: The parameter's tensor type.
+        default: The value when the option is absent; ``REQUIRED`` (the default) makes
+            it mandatory.
+        doc: A one-line description, shown in the syntax catalogue.
+        many: Whether the option takes a list of values.
+        allow_nonlinear: Whether the value may be a model output or a variable (default
+            True).
+        buffer: Register the value as a buffer (constant) rather than a trainable
+            parameter.
+
+    Returns:
+        The field, for a class's ``fields`` tuple.
+    """
     return ParameterField(
         name, doc, default, type=type, many=many, allow_nonlinear=allow_nonlinear, buffer=buffer
     )
@@ -284,19 +323,59 @@ def option(
     choices: Sequence[str] = (),
     formerly: Sequence[str] = (),
 ) -> OptionField:
-    """A plain setting; *formerly* lists reference spellings answered with its name."""
+    """Declare a plain (non-tensor) setting field.
+
+    Args:
+        name: The HIT option name.
+        type: ``str`` (the default), ``int``, ``float`` or ``bool``.
+        default: The value when the option is absent; ``REQUIRED`` (the default) makes
+            it mandatory.
+        doc: A one-line description, shown in the syntax catalogue.
+        many: Whether the option takes a list of values.
+        choices: The accepted values, if restricted.
+        formerly: Reference spellings of the option, answered with its name ("did you
+            mean").
+
+    Returns:
+        The field, for a class's ``fields`` tuple.
+    """
     return OptionField(
         name, doc, default, type=type, many=many, choices=tuple(choices), formerly=tuple(formerly)
     )
 
 
 def model_ref(name: str, default: Any = REQUIRED, *, doc: str = "", many: bool = False):
-    """Other [Models] block(s) this one is built from (the built models are passed in)."""
+    """Declare a field naming other ``[Models]`` block(s) this one is built from.
+
+    The built models are passed to the constructor in place of the names.
+
+    Args:
+        name: The HIT option name.
+        default: The value when the option is absent; ``REQUIRED`` (the default) makes
+            it mandatory.
+        doc: A one-line description, shown in the syntax catalogue.
+        many: Whether the option takes a list of block names.
+
+    Returns:
+        (ObjectRefField): The field, for a class's ``fields`` tuple.
+    """
     return ObjectRefField(name, doc, default, many=many, section="Models")
 
 
 def data_ref(name: str, default: Any = REQUIRED, *, doc: str = ""):
-    """A [Data] block (e.g. a CubicCrystal) this one reads."""
+    """Declare a field naming a ``[Data]`` block (e.g. a CubicCrystal) this one reads.
+
+    The built object is passed to the constructor in place of the name.
+
+    Args:
+        name: The HIT option name.
+        default: The value when the option is absent; ``REQUIRED`` (the default) makes
+            it mandatory.
+        doc: A one-line description, shown in the syntax catalogue.
+
+    Returns:
+        (ObjectRefField): The field, for a class's ``fields`` tuple.
+    """
     return ObjectRefField(name, doc, default, section="Data")
 
 
@@ -307,8 +386,10 @@ def data_ref(name: str, default: Any = REQUIRED, *, doc: str = ""):
 class NonlinearParameter:
     """A parameter given by a variable rather than a constant.
 
-    ``variable`` becomes an input of the host model; ``provider`` (a [Models]
-    block name) is pulled into the enclosing composition when given.
+    Attributes:
+        variable (str): The variable; it becomes an input of the host model.
+        provider (str | None): The ``[Models]`` block providing the variable, pulled
+            into the enclosing composition when given; ``None`` for a free input.
     """
 
     variable: str

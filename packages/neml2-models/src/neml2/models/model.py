@@ -75,11 +75,24 @@ __all__ = [
 
 
 class HitSchema:
-    """The ordered HIT surface of a model: its :func:`input`, :func:`output`,
-    :func:`parameter` and :func:`option` fields (any of ``neml2.models``' field kinds
-    may be listed too)."""
+    """The ordered HIT surface of a model.
+
+    It lists the model's :func:`input`, :func:`output`, :func:`parameter` and
+    :func:`option` fields; any of ``neml2.models``' field kinds may be listed too.
+
+    Attributes:
+        fields (tuple[Field, ...]): The fields, in declaration order.
+    """
 
     def __init__(self, *fields: Field) -> None:
+        """Collect the fields of a model's HIT surface.
+
+        Args:
+            *fields: The fields, in the order of the model's inputs, outputs and options.
+
+        Raises:
+            TypeError: If an argument is not a field, or two fields share a name.
+        """
         for f in fields:
             if not isinstance(f, Field):
                 raise TypeError(f"HitSchema takes fields (input(), output(), ...), got {f!r}")
@@ -91,12 +104,12 @@ class HitSchema:
 
     @property
     def input_spec(self) -> dict[str, type]:
-        """Option name -> type of the input variables (before HIT renames them)."""
+        """Option name -> tensor type of each input variable (before HIT renames them)."""
         return {f.name: f.type for f in self.fields if _is_var(f, output=False)}
 
     @property
     def output_spec(self) -> dict[str, type]:
-        """Option name -> type of the output variables (before HIT renames them)."""
+        """Option name -> tensor type of each output variable (before HIT renames them)."""
         return {f.name: f.type for f in self.fields if _is_var(f, output=True)}
 
 
@@ -112,9 +125,21 @@ def _variable_default(name: str, default: Any) -> Any:
 def input(
     name: str, type_cls: type, doc: str, *, default: Any = REQUIRED, attr: str | None = None
 ) -> VariableField:
-    """An input variable; HIT option *name* renames it (default: *name*). ``default=None``
-    makes it optional (the model derives a name itself). *attr*: the instance attribute
-    that holds the resolved variable name."""
+    """Declare an input variable of a model.
+
+    The HIT option *name* renames the variable; by default the variable is called *name*.
+
+    Args:
+        name: The HIT option name, also the variable's default name.
+        type_cls: The variable's tensor type (``Scalar``, ``SR2``, ...).
+        doc: A one-line description, shown in the syntax catalogue.
+        default: The default variable name. The default, ``REQUIRED``, means *name*;
+            ``None`` makes the variable optional (the model derives a name itself).
+        attr: The instance attribute that holds the resolved variable name.
+
+    Returns:
+        The field, to be listed in a :class:`HitSchema`.
+    """
     return VariableField(name, doc, _variable_default(name, default), attr=attr, type=type_cls)
 
 
@@ -127,9 +152,25 @@ def output(
     attr: str | None = None,
     priority: str | None = None,
 ) -> VariableField:
-    """An output variable (see :func:`input`). *priority* (``"high"`` / ``"low"``): the
-    claim when sibling models of a ComposedModel provide the same variable; the
-    highest runs last and wins (collected in ``Model.output_priorities``)."""
+    """Declare an output variable of a model (see :func:`input`).
+
+    Args:
+        name: The HIT option name, also the variable's default name.
+        type_cls: The variable's tensor type.
+        doc: A one-line description, shown in the syntax catalogue.
+        default: The default variable name. The default, ``REQUIRED``, means *name*;
+            ``None`` makes the variable optional.
+        attr: The instance attribute that holds the resolved variable name.
+        priority: ``"high"``, ``"low"`` or ``None``: the claim when sibling models of a
+            ComposedModel provide the same variable. The highest runs last and wins
+            (collected in ``Model.output_priorities``).
+
+    Returns:
+        The field, to be listed in a :class:`HitSchema`.
+
+    Raises:
+        TypeError: If *priority* is not ``"high"``, ``"low"`` or ``None``.
+    """
     if priority not in (None, "high", "low"):
         raise TypeError(
             f"output '{name}': priority must be 'high', 'low' or None, not {priority!r}"
@@ -154,10 +195,24 @@ def parameter(
     default: Any = REQUIRED,
     allow_nonlinear: bool = False,
 ) -> ParameterField:
-    """A tensor-valued parameter: a literal, a ``[Tensors]`` name, or with
-    *allow_nonlinear* a model output or a variable (then an input of the model, read in
-    ``forward`` with ``self._get_param(name, nl_params)``). *attr*: the name it is
-    registered under (default *name*)."""
+    """Declare a tensor-valued parameter of a model.
+
+    In HIT its value is a literal or a ``[Tensors]`` name; with *allow_nonlinear* it may
+    also name a model output or a variable, and then becomes an input of the model, read
+    in ``forward`` with ``self._get_param(name, nl_params)``.
+
+    Args:
+        name: The HIT option name.
+        type_cls: The parameter's tensor type.
+        doc: A one-line description, shown in the syntax catalogue.
+        attr: The name the parameter is registered under (default *name*).
+        default: The value used when the option is absent; ``REQUIRED`` (the default)
+            makes the option mandatory.
+        allow_nonlinear: Whether the value may name a model output or a variable.
+
+    Returns:
+        The field, to be listed in a :class:`HitSchema`.
+    """
     return ParameterField(
         name, doc, default, attr=attr, type=type_cls, allow_nonlinear=allow_nonlinear
     )
@@ -171,9 +226,21 @@ def option(
     attr: str | None = None,
     default: Any = REQUIRED,
 ) -> OptionField:
-    """A plain setting (str, int, float or bool; a list of one of them as ``list[T]``).
-    *attr*: the instance attribute that holds the parsed value (``self.opts[name]``
-    always does)."""
+    """Declare a plain (non-tensor) setting of a model.
+
+    Args:
+        name: The HIT option name.
+        value_type: ``str``, ``int``, ``float`` or ``bool``, or a list of one of them
+            written ``list[T]``.
+        doc: A one-line description, shown in the syntax catalogue.
+        attr: The instance attribute that holds the parsed value (``self.opts[name]``
+            always does).
+        default: The value used when the option is absent; ``REQUIRED`` (the default)
+            makes the option mandatory.
+
+    Returns:
+        The field, to be listed in a :class:`HitSchema`.
+    """
     many = getattr(value_type, "__origin__", None) is list
     inner = value_type.__args__[0] if many else value_type
     return OptionField(name, doc, default, attr=attr, type=inner, many=many)
@@ -181,9 +248,15 @@ def option(
 
 @dataclass(frozen=True)
 class NLParam:
-    """A parameter resolved to an input: *input_name* (appended to ``input_spec``),
-    *tail_index* (its slot in ``forward``'s ``*nl_params``), and the [Models] block
-    providing it (``None`` for a free input)."""
+    """A parameter resolved to an input of its model.
+
+    Attributes:
+        input_name (str): The input variable the parameter became (appended to
+            ``input_spec``).
+        tail_index (int): Its slot in ``forward``'s ``*nl_params``.
+        provider (str | None): The [Models] block providing it; ``None`` for a free input.
+        provider_output (str | None): The provider's output variable that feeds it.
+    """
 
     input_name: str
     tail_index: int
@@ -192,7 +265,15 @@ class NLParam:
 
     @classmethod
     def of(cls, model: Model) -> dict[str, NLParam]:
-        """Parameter name -> NLParam for every promoted parameter of *model*."""
+        """Describe every promoted parameter of a model.
+
+        Args:
+            model: The model.
+
+        Returns:
+            Parameter name -> :class:`NLParam`, for every parameter of *model* that was
+                promoted to an input.
+        """
         order = list(model._promoted)
         return {
             name: cls(var, order.index(var), model.nl_providers.get(var), var)
@@ -201,9 +282,20 @@ class NLParam:
 
 
 def register_submodule(parent, child, fallback: str, *, used: set[str] | None = None) -> str:
-    """Add *child* to *parent* under its HIT block name when that is a free Python
-    identifier (readable ``named_parameters()``: ``elasticity.E``), else under
-    *fallback*; *used*: names already taken by siblings. Returns the name used."""
+    """Add a sub-model to its parent under a readable name.
+
+    The name is the child's HIT block name when that is a free Python identifier (so
+    ``named_parameters()`` reads ``elasticity.E``), else *fallback*.
+
+    Args:
+        parent (torch.nn.Module): The model that owns *child*.
+        child (torch.nn.Module): The sub-model to add.
+        fallback: The name used when the HIT block name is not usable.
+        used: Names already taken by siblings; the chosen name is added to it.
+
+    Returns:
+        The name *child* was registered under.
+    """
     taken = used if used is not None else set()
     name = getattr(child, "hit_name", None)
     if (

@@ -37,7 +37,16 @@ MATMUL_RULES: dict[tuple[type, type], tuple[type, Callable]] = {}
 
 
 def register_matmul(a: type, b: type, out: type, fn: Callable) -> None:
-    """Declare ``a @ b -> out`` computed by the bilinear raw function ``fn(pa, pb)``."""
+    """Declare ``a @ b -> out`` computed by the bilinear raw function ``fn(pa, pb)``.
+
+    Args:
+        a: The left operand's type.
+        b: The right operand's type.
+        out: The result's type.
+        fn: ``fn(pa, pb)`` on the raw ``(..., *a_base)`` and ``(..., *b_base)`` tensors,
+            returning ``(..., *out_base)``; it must be bilinear, since tangents are
+            propagated through it.
+    """
     MATMUL_RULES[(a, b)] = (out, fn)
 
 
@@ -109,6 +118,22 @@ class TensorWrapper(metaclass=TypedMeta):
         dtype: torch.dtype | None = None,
         device: torch.device | str | None = None,
     ):
+        """Wrap *data* as this type.
+
+        Args:
+            data: A tensor, a nested list, a number (``Scalar``) or a numpy array of shape
+                ``(*dynamic_batch, *sub_batch, *base)``; or another wrapper with the same base
+                shape (a typed cast, which keeps its tangents).
+            sub_batch_ndim: How many batch axes just before the base are sub-batch; default
+                0 (or the wrapper's).
+            dtype: Convert to this dtype; default: keep the data's (Python floats: torch's
+                default dtype).
+            device: Move to this device; default: keep the data's.
+
+        Raises:
+            ShapeError: If the trailing axes are not the type's base shape, or
+                *sub_batch_ndim* exceeds the batch rank.
+        """
         if isinstance(data, TensorWrapper):
             self._init_from_wrapper(data, sub_batch_ndim, dtype, device)
             return
@@ -204,42 +229,52 @@ class TensorWrapper(metaclass=TypedMeta):
     # ------------------------------------------------------------ shapes
     @property
     def shape(self) -> torch.Size:
+        """The full storage shape ``(*dynamic, *sub, *base)`` (torch.Size)."""
         return self.data.shape
 
     @property
     def dtype(self) -> torch.dtype:
+        """The dtype of the data (torch.dtype)."""
         return self.data.dtype
 
     @property
     def device(self) -> torch.device:
+        """The device of the data (torch.device)."""
         return self.data.device
 
     @property
     def base_ndim(self) -> int:
+        """The number of base axes (int)."""
         return self._base_ndim
 
     @property
     def base_shape(self) -> torch.Size:
+        """The base shape ``(*base)`` (torch.Size)."""
         return self.data.shape[self.data.dim() - self._base_ndim :]
 
     @property
     def batch_ndim(self) -> int:
+        """The number of batch axes, dynamic and sub-batch (int)."""
         return self.data.dim() - self._base_ndim
 
     @property
     def batch_shape(self) -> torch.Size:
+        """The batch shape ``(*dynamic, *sub)`` (torch.Size)."""
         return self.data.shape[: self.batch_ndim]
 
     @property
     def dynamic_ndim(self) -> int:
+        """The number of dynamic (leading, non-sub-batch) batch axes (int)."""
         return self.data.dim() - self._base_ndim - self.sub_batch_ndim
 
     @property
     def dynamic_shape(self) -> torch.Size:
+        """The dynamic batch shape ``(*dynamic)`` (torch.Size)."""
         return self.data.shape[: self.dynamic_ndim]
 
     @property
     def sub_batch_shape(self) -> torch.Size:
+        """The sub-batch shape ``(*sub)`` (torch.Size)."""
         d = self.dynamic_ndim
         return self.data.shape[d : d + self.sub_batch_ndim]
 
@@ -274,24 +309,55 @@ class TensorWrapper(metaclass=TypedMeta):
 
     # ------------------------------------------------------------ conversions
     def to(self, *args, **kwargs):
-        """``torch.Tensor.to`` on the value and its tangents."""
+        """``torch.Tensor.to`` on the value and its tangents.
+
+        Args:
+            *args (Any): Positional arguments of ``torch.Tensor.to`` (a dtype, a device, ...).
+            **kwargs (Any): Keyword arguments of ``torch.Tensor.to`` (``dtype=``, ``device=``, ...).
+
+        Returns:
+            (TensorWrapper): The same type and shape, converted; tangents converted too.
+        """
         return self._lin(lambda x: x.to(*args, **kwargs))
 
     def clone(self):
+        """A copy of the value and its tangents.
+
+        Returns:
+            (TensorWrapper): The same type and shape.
+        """
         return self._lin(torch.clone)
 
     def contiguous(self):
+        """The value and its tangents in contiguous memory.
+
+        Returns:
+            (TensorWrapper): The same type and shape.
+        """
         return self._lin(lambda x: x.contiguous())
 
     def detach(self):
-        """Detach from autograd (tangents are kept, detached too)."""
+        """Detach from autograd (tangents are kept, detached too).
+
+        Returns:
+            (TensorWrapper): The same type and shape.
+        """
         return self._lin(torch.Tensor.detach)
 
     def primal(self):
-        """The value without tangents."""
+        """The value without tangents.
+
+        Returns:
+            (TensorWrapper): The same type and shape, sharing the data; no tangents.
+        """
         return self._new(self.data, self.sub_batch_ndim)
 
     def numpy(self) -> np.ndarray:
+        """The data as a numpy array (detached, on the CPU; tangents dropped).
+
+        Returns:
+            An array of shape ``(*dynamic, *sub, *base)``.
+        """
         return self.data.detach().cpu().numpy()
 
     def __repr__(self) -> str:
@@ -305,12 +371,18 @@ class TensorWrapper(metaclass=TypedMeta):
     # ------------------------------------------------------------ tangents API
     @property
     def has_tangents(self) -> bool:
+        """Whether the value carries first-order tangents (bool)."""
         return self.tangents is not None
 
     def tangent(self, leaf: str):
-        """First-order tangent w.r.t. ``leaf`` as a typed value ``(K, *batch; base)``.
+        """First-order tangent with respect to one leaf, as a typed value.
 
-        ``None`` when it is a structural zero.
+        Args:
+            leaf: The leaf (seed) name.
+
+        Returns:
+            (TensorWrapper | None): The tangent, of this type, at ``(K, *B, *sub, *base)``
+                with ``K`` the leaf's seed count; ``None`` when it is a structural zero.
         """
         from neml2.tensors._seed import tangent_wrapper
 
@@ -319,7 +391,16 @@ class TensorWrapper(metaclass=TypedMeta):
         return tangent_wrapper(self, self.tangents[leaf], 1)
 
     def tangent2(self, leaf_a: str, leaf_b: str):
-        """Second-order tangent as a typed value ``(K_a, K_b, *batch; base)`` or ``None``."""
+        """Second-order tangent with respect to two leaves, as a typed value.
+
+        Args:
+            leaf_a: The first leaf name.
+            leaf_b: The second leaf name.
+
+        Returns:
+            (TensorWrapper | None): The tangent, of this type, at
+                ``(K_a, K_b, *B, *sub, *base)``; ``None`` when it is a structural zero.
+        """
         from neml2.tensors._seed import tangent_wrapper
 
         if self.tangents2 is None or (leaf_a, leaf_b) not in self.tangents2:
@@ -466,8 +547,19 @@ class TensorWrapper(metaclass=TypedMeta):
     def matmul(self, other):
         """Typed contraction ``self @ other`` (see ``MATMUL_RULES``).
 
-        Same as ``@``; spell it as a method inside ``torch.compile(fullgraph=True)``:
-        Dynamo (torch 2.13) cannot trace the ``@`` operator on user-defined objects.
+        Same as ``@``; spell it as a method inside ``torch.compile(fullgraph=True)``: Dynamo
+        (torch 2.13) cannot trace the ``@`` operator on user-defined objects.
+
+        Args:
+            other (TensorWrapper): The right operand, broadcast against this one
+                (``SSR4 @ SR2``, ``R2 @ R2``, ``R2 @ Vec``, ...).
+
+        Returns:
+            (TensorWrapper): The registered result type (``SR2``, ``R2``, ``Vec``, ...) at the
+                broadcast ``(*B, *sub, *out_base)``; tangents of both operands follow.
+
+        Raises:
+            TypeError: If no rule is registered for the two types.
         """
         rule = MATMUL_RULES.get((type(self), type(other)))
         if rule is None:

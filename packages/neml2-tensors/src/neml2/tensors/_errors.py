@@ -63,6 +63,16 @@ class ConvergenceError(NEML2Error):
         iterations: int | None = None,
         worst_residual: float | None = None,
     ):
+        """Make the error from a message and, where known, the failed points.
+
+        Args:
+            message: The message.
+            failed_indices: Flat (C-order) indices into the batch of the failed points.
+            failed_mask: A bool tensor of the batch shape ``(*B)``, True at the failed points.
+            n_points: How many points were solved.
+            iterations: The iterations the solve ran.
+            worst_residual: The largest residual norm among the failed points.
+        """
         super().__init__(message)
         self.failed_indices: tuple[int, ...] = tuple(int(i) for i in failed_indices)
         self.failed_mask = failed_mask
@@ -85,11 +95,25 @@ class ConvergenceError(NEML2Error):
         detail: str = "",
         note: str = "",
     ) -> ConvergenceError:
-        """The error of a batched solve that failed where *failed_mask* (batch shape)
-        is True; *residual_norm* (broadcastable to it) gives the worst residual.
+        """The error of a batched solve that failed where *failed_mask* is True.
 
         Message: ``"<what>: <solver> did not converge at 3 of 100 points after 20
         iterations; worst residual norm nan (failed points 4, 17, 55; <detail>)<note>"``.
+
+        Args:
+            what: What was solved (the message's head, e.g. the model's label).
+            failed_mask: A bool tensor of the batch shape ``(*B)``, True at the failed points.
+            iterations: The iterations the solve ran, or ``None``.
+            residual_norm: The residual norms, broadcastable to ``(*B)``; gives the worst
+                residual of the failed points.
+            worst_residual: The worst residual, when *residual_norm* is not given.
+            solver: The solver's name in the message.
+            detail: Text added inside the parentheses, after the failed points.
+            note: Text appended to the message.
+
+        Returns:
+            The error, with every field set (``failed_indices`` from the mask, ``n_points``
+                its size).
         """
         mask = failed_mask.detach().to("cpu", torch.bool)
         flat = mask.reshape(-1)
@@ -119,11 +143,21 @@ class ConvergenceError(NEML2Error):
         return err
 
     def within(self, offset: int, batch_shape: Sequence[int], note: str = "") -> ConvergenceError:
-        """This error of a solve over the points ``[offset, offset + n)`` of a larger
-        batch of shape *batch_shape* (flat, C order), restated with indices into that
-        batch (points outside the solved range count as not failed: they were not
-        solved); *note* ends the message. Without a mask (or when it does not fit), the
-        same error with *note* appended."""
+        """Restate this error of a sub-range solve with indices into a larger batch.
+
+        The solve covered the points ``[offset, offset + n)`` of a batch of shape
+        *batch_shape* (flat, C order); points outside the solved range count as not failed
+        (they were not solved).
+
+        Args:
+            offset: The flat index of the first solved point in the larger batch.
+            batch_shape: The larger batch's shape.
+            note: Text that ends the message.
+
+        Returns:
+            The restated error; without a mask (or when it does not fit), the same error
+                with *note* appended.
+        """
         total = 1
         for b in batch_shape:
             total *= int(b)
@@ -147,8 +181,15 @@ class ConvergenceError(NEML2Error):
         )
 
     def with_context(self, prefix: str = "", suffix: str = "") -> ConvergenceError:
-        """The same error (same fields) with *prefix* ``": "`` before its message and
-        *suffix* after it."""
+        """The same error (same fields) with text before and after its message.
+
+        Args:
+            prefix: Put before the message, followed by ``": "`` (nothing when empty).
+            suffix: Appended to the message.
+
+        Returns:
+            A new error of the same type and fields.
+        """
         message = str(self)
         if prefix:
             message = f"{prefix}: {message}"

@@ -52,11 +52,26 @@ class FactoryMixin:
         dtype: torch.dtype | None = None,
         device: torch.device | str | None = None,
     ):
-        """``full(value, batch_shape=(), sub_batch_ndim=0)``: every component equal to
-        ``value``, shape ``(*batch_shape, *base)``.
+        """Every component equal to ``value``, shape ``(*batch_shape, *base)``.
 
-        ``full(*batch, fill_value=value)``, the reference library's spelling with the
-        batch sizes positional (``Scalar.full(200, fill_value=0.01)``), is accepted too.
+        Called as ``full(value, batch_shape=(), sub_batch_ndim=0)``. The reference library's
+        spelling with the batch sizes positional, ``full(*batch, fill_value=value)``
+        (``Scalar.full(200, fill_value=0.01)``), is accepted too.
+
+        Args:
+            value: The value of every component (or, with *fill_value*, the first batch size).
+            batch_shape: The batch shape ``(*B, *sub)`` (int or sequence); default ``()``.
+            sub_batch_ndim: How many trailing axes of *batch_shape* are sub-batch; default 0.
+            *sizes: Further batch sizes, with *fill_value* only.
+            fill_value: The value, in the reference library's spelling.
+            dtype: The dtype; default: torch's default dtype.
+            device: The device; default: torch's default device.
+
+        Returns:
+            (TensorWrapper): This type at ``(*batch_shape, *base)``; no tangents.
+
+        Raises:
+            TypeError: If the arguments match neither form.
         """
         given = [a for a in (value, batch_shape, sub_batch_ndim) if a is not _UNSET]
         if fill_value is not None:
@@ -81,34 +96,92 @@ class FactoryMixin:
 
     @classmethod
     def zeros(cls, batch_shape=(), sub_batch_ndim: int = 0, *, dtype=None, device=None):
-        """All-zero value of shape ``(*batch_shape, *base)``."""
+        """All-zero value of shape ``(*batch_shape, *base)``.
+
+        Args:
+            batch_shape (int | Sequence[int]): The batch shape ``(*B, *sub)``.
+            sub_batch_ndim: How many trailing axes of *batch_shape* are sub-batch.
+            dtype (torch.dtype | None): The dtype; default: torch's default dtype.
+            device (torch.device | str | None): The device; default: torch's default device.
+
+        Returns:
+            (TensorWrapper): This type; no tangents.
+        """
         return cls.full(0.0, batch_shape, sub_batch_ndim, dtype=dtype, device=device)
 
     @classmethod
     def ones(cls, batch_shape=(), sub_batch_ndim: int = 0, *, dtype=None, device=None):
-        """All-one value of shape ``(*batch_shape, *base)``."""
+        """All-one value of shape ``(*batch_shape, *base)``.
+
+        Args:
+            batch_shape (int | Sequence[int]): The batch shape ``(*B, *sub)``.
+            sub_batch_ndim: How many trailing axes of *batch_shape* are sub-batch.
+            dtype (torch.dtype | None): The dtype; default: torch's default dtype.
+            device (torch.device | str | None): The device; default: torch's default device.
+
+        Returns:
+            (TensorWrapper): This type; no tangents.
+        """
         return cls.full(1.0, batch_shape, sub_batch_ndim, dtype=dtype, device=device)
 
     @classmethod
     def zeros_like(cls, other: TensorWrapper):
-        """Zeros of ``other``'s batch shape, dtype and device (no tangents)."""
+        """Zeros of ``other``'s batch shape, dtype and device (no tangents).
+
+        Args:
+            other: The value whose batch shape, sub-batch rank, dtype and device are used.
+
+        Returns:
+            (TensorWrapper): This type at ``(*other.batch_shape, *base)``.
+        """
         shape = tuple(other.batch_shape) + tuple(cls.BASE_SHAPE)
         z = torch.zeros(shape, dtype=other.dtype, device=other.device)
         return cls(z, other.sub_batch_ndim)
 
     @classmethod
     def ones_like(cls, other: TensorWrapper):
+        """Ones of ``other``'s batch shape, dtype and device (no tangents).
+
+        Args:
+            other: The value whose batch shape, sub-batch rank, dtype and device are used.
+
+        Returns:
+            (TensorWrapper): This type at ``(*other.batch_shape, *base)``.
+        """
         shape = tuple(other.batch_shape) + tuple(cls.BASE_SHAPE)
         return cls(torch.ones(shape, dtype=other.dtype, device=other.device), other.sub_batch_ndim)
 
     @classmethod
     def identity(cls, *, dtype=None, device=None):
-        """The identity element of the type (unbatched)."""
+        """The identity element of the type (unbatched).
+
+        Args:
+            dtype (torch.dtype | None): The dtype; default: torch's default dtype.
+            device (torch.device | str | None): The device; default: torch's default device.
+
+        Returns:
+            (TensorWrapper): The identity, shape ``(*base)``.
+
+        Raises:
+            TypeError: If the type has no identity (types that have one override this).
+        """
         raise TypeError(f"{cls.__name__} has no identity")
 
 
 def constant(cls, values, *, dtype=None, device=None, like: TensorWrapper | None = None):
-    """An unbatched constant of type ``cls`` from nested lists."""
+    """An unbatched constant of type ``cls`` from nested lists.
+
+    Args:
+        cls (type): The typed-tensor class.
+        values (Any): Nested lists or numbers of the base shape.
+        dtype (torch.dtype | None): The dtype; default: *like*'s, else torch's default.
+        device (torch.device | str | None): The device; default: *like*'s, else torch's
+            default.
+        like: A value whose dtype and device are the defaults.
+
+    Returns:
+        (TensorWrapper): A *cls* of shape ``(*base)``; no tangents.
+    """
     dtype, device = _opts(dtype, device, like)
     return cls(torch.tensor(values, dtype=dtype, device=device))
 
@@ -117,6 +190,20 @@ def base_stack(cls, comps: Sequence[Any], base_shape: tuple[int, ...] | None = N
     """Stack Scalars (or numbers) into the base of ``cls`` (tangents follow).
 
     Numbers are broadcast; missing tangents of some components become zeros.
+
+    Args:
+        cls (type): The typed-tensor class.
+        comps: The components in storage order, Scalars (``(*B, *sub)``) or numbers.
+        base_shape: The base shape to unflatten the stacked axis into (e.g. ``(3, 3)``);
+            default: one axis of ``len(comps)``.
+        **opts (Any): ``dtype`` and ``device`` for the numbers (default: those of a typed
+            component, else torch's defaults).
+
+    Returns:
+        (TensorWrapper): A *cls* at the components' broadcast ``(*B, *sub, *base)``.
+
+    Raises:
+        TypeError: If a component is neither a Scalar nor a number.
     """
     from neml2.tensors._scalar import Scalar
 
@@ -169,7 +256,20 @@ def _stack_duals(duals: list[Dual], dim: int) -> Dual:
 
 
 def stack(values: Sequence[TensorWrapper], dim: int = 0) -> TensorWrapper:
-    """Stack same-typed values along a new *dynamic* batch axis ``dim`` (0 = leading)."""
+    """Stack same-typed values along a new *dynamic* batch axis ``dim`` (0 = leading).
+
+    Args:
+        values: The values, of one type; broadcast against each other.
+        dim: The position of the new axis among the dynamic axes, ``0..D`` with ``D`` the
+            largest dynamic rank.
+
+    Returns:
+        The stacked value at ``(*B[:dim], n, *B[dim:], *sub, *base)``; tangents follow.
+
+    Raises:
+        TypeError: If the values are of mixed types.
+        ShapeError: If *dim* is out of range.
+    """
     values = list(values)
     cls = type(values[0])
     for v in values:
@@ -184,7 +284,19 @@ def stack(values: Sequence[TensorWrapper], dim: int = 0) -> TensorWrapper:
 
 
 def cat(values: Sequence[TensorWrapper], dim: int = 0) -> TensorWrapper:
-    """Concatenate same-typed values along the existing dynamic batch axis ``dim``."""
+    """Concatenate same-typed values along the existing dynamic batch axis ``dim``.
+
+    Args:
+        values: The values, of one type; the other axes are broadcast.
+        dim: The dynamic axis, ``0..D - 1``.
+
+    Returns:
+        The concatenated value; tangents follow (zeros where a value had none).
+
+    Raises:
+        TypeError: If the values are of mixed types.
+        ShapeError: If *dim* is out of range or the shapes do not fit.
+    """
     values = list(values)
     cls = type(values[0])
     for v in values:
@@ -247,9 +359,21 @@ def _cat_duals(duals: list[Dual], dim: int) -> Dual:
 def linspace(start, end, steps: int) -> TensorWrapper:
     """``start + (end - start) * i / (steps - 1)`` along a new batch axis.
 
-    ``start``/``end`` are typed values or region views of them: with
-    ``x.dynamic_batch`` (or a plain value) the new axis leads the dynamic region, with
-    ``x.sub_batch`` it leads the sub-batch region (``sub_batch_ndim`` grows by one).
+    ``start``/``end`` are typed values or region views of them: with ``x.dynamic_batch``
+    (or a plain value) the new axis leads the dynamic region, with ``x.sub_batch`` it leads
+    the sub-batch region (``sub_batch_ndim`` grows by one).
+
+    Args:
+        start (TensorWrapper | RegionView | float): The first value.
+        end (TensorWrapper | RegionView | float): The last value, broadcast against *start*.
+        steps: The number of values.
+
+    Returns:
+        The values, of *start*'s type, at ``(steps, *B, *sub, *base)`` (dynamic) or
+            ``(*B, steps, *sub, *base)`` (sub-batch); tangents of *start* and *end* follow.
+
+    Raises:
+        ShapeError: If the view is of the base region.
     """
     kind = "dynamic"
     if isinstance(start, RegionView):
@@ -284,5 +408,15 @@ def linspace(start, end, steps: int) -> TensorWrapper:
 
 
 def logspace(start, end, steps: int, base: float = 10.0) -> TensorWrapper:
-    """``base ** linspace(start, end, steps)`` (Scalar)."""
+    """``base ** linspace(start, end, steps)`` (Scalar).
+
+    Args:
+        start (Scalar | RegionView | float): The first exponent.
+        end (Scalar | RegionView | float): The last exponent.
+        steps: The number of values.
+        base: The base of the powers.
+
+    Returns:
+        The Scalar values, shaped as :func:`linspace` shapes them; tangents follow.
+    """
     return base ** linspace(start, end, steps)

@@ -28,17 +28,43 @@ class MillerIndex(TensorWrapper, FactoryMixin):
 
     @classmethod
     def full(cls, value, batch_shape=(), sub_batch_ndim=0, *, dtype=None, device=None):
+        """Every index equal to ``int(value)``, shape ``(*batch_shape, 3)``.
+
+        Args:
+            value (int | float): The index value, truncated to an integer.
+            batch_shape (int | Sequence[int]): The batch shape.
+            sub_batch_ndim (int): How many trailing axes of *batch_shape* are sub-batch.
+            dtype (torch.dtype | None): Ignored: the storage is always ``torch.int64``.
+            device (torch.device | str | None): The device; default: torch's default device.
+
+        Returns:
+            (MillerIndex): The indices.
+        """
         shape = tuple(batch_shape) if not isinstance(batch_shape, int) else (batch_shape,)
         data = torch.full((*shape, 3), int(value), dtype=torch.int64, device=device)
         return cls(data, sub_batch_ndim)
 
     def to_vec(self, dtype: torch.dtype | None = None):
-        """The indices as a floating ``Vec`` (not normalised)."""
+        """The indices as a floating ``Vec`` (not normalised).
+
+        Args:
+            dtype: The floating dtype; default: torch's default dtype.
+
+        Returns:
+            (Vec): At ``(*B, *sub, 3)``.
+        """
         from neml2.tensors._vec import Vec
 
         return Vec(self.data.to(dtype or torch.get_default_dtype()), self.sub_batch_ndim)
 
     def normalized(self, dtype: torch.dtype | None = None):
-        """Unit ``Vec`` along the indices."""
+        """The unit ``Vec`` along the indices.
+
+        Args:
+            dtype: The floating dtype; default: torch's default dtype.
+
+        Returns:
+            (Vec): At ``(*B, *sub, 3)``, of norm 1.
+        """
         v = self.to_vec(dtype)
         return v / v.norm()

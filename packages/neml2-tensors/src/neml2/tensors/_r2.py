@@ -30,7 +30,15 @@ class R2(TensorWrapper, FactoryMixin):
 
     @classmethod
     def identity(cls, *, dtype=None, device=None):
-        """``I`` (3x3)."""
+        """The identity ``I`` (3x3).
+
+        Args:
+            dtype (torch.dtype | None): The dtype; default: torch's default dtype.
+            device (torch.device | str | None): The device; default: torch's default device.
+
+        Returns:
+            (R2): The unbatched value, shape ``(3, 3)``; no tangents.
+        """
         from neml2.tensors._factories import _opts
 
         dtype, device = _opts(dtype, device)
@@ -38,7 +46,19 @@ class R2(TensorWrapper, FactoryMixin):
 
     @classmethod
     def fill(cls, *comps, **opts):
-        """1 value: ``a I``; 3: diagonal; 9: row-major components (numbers or Scalars)."""
+        """Build an R2 from components (numbers or Scalars).
+
+        Args:
+            *comps (float | Scalar): 1 value ``a``: ``a I``; 3 values: the diagonal; 9 values:
+                the row-major components. Scalars are broadcast and their tangents follow.
+            **opts (Any): ``dtype`` and ``device``, as for :meth:`SR2.fill`.
+
+        Returns:
+            (R2): At ``(*B, *sub, 3, 3)`` with the components' common batch shape.
+
+        Raises:
+            TypeError: If the number of components is not 1, 3 or 9.
+        """
         if len(comps) == 1:
             a = comps[0]
             comps = (a, 0.0, 0.0, 0.0, a, 0.0, 0.0, 0.0, a)
@@ -50,79 +70,145 @@ class R2(TensorWrapper, FactoryMixin):
         return base_stack(cls, list(comps), (3, 3), **opts)
 
     def __getitem__(self, ij):
-        """Component ``(i, j)`` as a Scalar."""
+        """Component ``(i, j)`` as a Scalar.
+
+        Args:
+            ij (tuple[int, int]): The row and column, each in 0..2.
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; tangents follow.
+        """
         from neml2.tensors._scalar import Scalar
 
         i, j = ij
         return self._lin(lambda x: x[..., i, j], Scalar)
 
     def tr(self):
-        """Trace -> Scalar."""
+        """Trace.
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; tangents follow (linear).
+        """
         from neml2.tensors._scalar import Scalar
 
         return self._lin(lambda x: x.diagonal(dim1=-2, dim2=-1).sum(-1), Scalar)
 
     def vol(self):
-        """``tr/3 I`` -> R2."""
+        """Volumetric part ``tr/3 I``.
+
+        Returns:
+            (R2): At ``(*B, *sub, 3, 3)``; tangents follow (linear).
+        """
         eye = constant(R2, [[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]], like=self).data
         return self._lin(lambda x: x.diagonal(dim1=-2, dim2=-1).sum(-1)[..., None, None] * eye / 3)
 
     def dev(self):
-        """``A - vol(A)`` -> R2."""
+        """Deviatoric part ``A - vol(A)``.
+
+        Returns:
+            (R2): At ``(*B, *sub, 3, 3)``; tangents follow (linear).
+        """
         eye = constant(R2, [[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]], like=self).data
         return self._lin(
             lambda x: x - x.diagonal(dim1=-2, dim2=-1).sum(-1)[..., None, None] * eye / 3
         )
 
     def transpose(self):
-        """``A^T``."""
+        """Transpose ``A^T``.
+
+        Returns:
+            (R2): At ``(*B, *sub, 3, 3)``; tangents follow (linear).
+        """
         return self._lin(lambda x: x.transpose(-1, -2))
 
     @property
     def T(self):
+        """Transpose ``A^T`` (R2, ``(*B, *sub, 3, 3)``), as :meth:`transpose`."""
         return self.transpose()
 
     def sym(self):
-        """Symmetric part as SR2 (Mandel)."""
+        """Symmetric part, in Mandel form.
+
+        Returns:
+            (SR2): At ``(*B, *sub, 6)``; tangents follow (linear).
+        """
         from neml2.tensors._sr2 import SR2
 
         return self._lin(full_to_mandel, SR2)
 
     def skew(self):
-        """Skew part as WR2 (axial vector)."""
+        """Skew part, as its axial vector.
+
+        Returns:
+            (WR2): At ``(*B, *sub, 3)``; tangents follow (linear).
+        """
         from neml2.tensors._wr2 import WR2
 
         return self._lin(full_to_skew, WR2)
 
     def det(self):
-        """Determinant -> Scalar."""
+        """Determinant (by cofactors: exact tangents).
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; first- and second-order tangents follow.
+        """
         from neml2.tensors._scalar import Scalar
 
         return self._unary_dual(det3, Scalar)
 
     def inv(self):
-        """Inverse -> R2."""
+        """Inverse.
+
+        Returns:
+            (R2): At ``(*B, *sub, 3, 3)``; tangents follow.
+        """
         return self._unary_dual(T.matrix_inverse)
 
     def inner(self, other: R2):
-        """``A : B`` -> Scalar."""
+        """Double contraction ``A : B``.
+
+        Args:
+            other: The other tensor, broadcast against this one.
+
+        Returns:
+            (Scalar): At the broadcast ``(*B, *sub)``; tangents follow.
+        """
         from neml2.tensors._scalar import Scalar
 
         (a, b), S = align((self, other), "inner")
         return Scalar._from_dual(a.bilin(b, lambda x, y: (x * y).sum((-1, -2))), S)
 
     def norm_sq(self):
-        """``A : A`` -> Scalar."""
+        """Squared norm ``A : A``.
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; tangents follow.
+        """
         return self.inner(self)
 
     def norm(self, eps: float = 0.0):
-        """``sqrt(A : A + eps)`` -> Scalar."""
+        """Norm ``sqrt(A : A + eps)``.
+
+        Args:
+            eps: Added under the square root; a positive value keeps the tangent finite at
+                ``A = 0``.
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; tangents follow.
+        """
         from neml2.tensors._functions import sqrt
 
         return sqrt(self.norm_sq() + eps) if eps else sqrt(self.norm_sq())
 
     def rotate(self, r):
-        """``R A R^T`` for an ``MRP`` or ``R2`` rotation."""
+        """Rotate: ``R A R^T``.
+
+        Args:
+            r (MRP | Quaternion | R2): The rotation, broadcast against this tensor.
+
+        Returns:
+            (R2): At the broadcast ``(*B, *sub, 3, 3)``; tangents of both arguments follow.
+        """
         from neml2.tensors._rotations import rotation_matrix
 
         q = rotation_matrix(r)

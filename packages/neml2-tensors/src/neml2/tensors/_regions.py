@@ -43,6 +43,12 @@ class RegionView:
     __slots__ = ("kind", "value")
 
     def __init__(self, value: TensorWrapper, kind: str):
+        """View one region of *value*.
+
+        Args:
+            value: The typed value.
+            kind: ``"batch"``, ``"dynamic"``, ``"sub"`` or ``"base"``.
+        """
         self.value = value
         self.kind = kind
 
@@ -59,14 +65,24 @@ class RegionView:
 
     @property
     def ndim(self) -> int:
+        """The number of axes in this region (int)."""
         return self._span()[1]
 
     @property
     def shape(self) -> torch.Size:
+        """The sizes of this region's axes (torch.Size)."""
         start, n = self._span()
         return self.value.data.shape[start : start + n]
 
     def size(self, i: int | None = None):
+        """The region's shape, or the size of one of its axes.
+
+        Args:
+            i: A region-relative axis; ``None`` for the whole shape.
+
+        Returns:
+            (torch.Size | int): The shape, or the axis size.
+        """
         return self.shape if i is None else self.shape[i]
 
     def __len__(self) -> int:
@@ -115,7 +131,19 @@ class RegionView:
 
     # ---------------------------------------------------------------- shape ops
     def expand(self, *shape):
-        """Expand this region to ``shape`` (torch semantics: new axes on the left, -1 keeps)."""
+        """Expand this region to *shape* (torch semantics: new axes on the left, -1 keeps).
+
+        Args:
+            *shape (int): The target sizes of the region, as integers or one sequence.
+
+        Returns:
+            (TensorWrapper): A new value of the same type, ``sub_batch_ndim`` kept right;
+                tangents follow.
+
+        Raises:
+            ShapeError: If *shape* is shorter than the region, a size cannot be expanded, or
+                the base of a fixed-base type would change.
+        """
         shape = _shape_args(shape)
         start, n = self._span()
         m = len(shape)
@@ -140,7 +168,19 @@ class RegionView:
         return self._apply(fn, sd, bd)
 
     def unsqueeze(self, dim: int):
-        """Insert a singleton axis at region-relative position ``dim``."""
+        """Insert a singleton axis at region-relative position ``dim``.
+
+        Args:
+            dim: The position, in ``-(ndim + 1)..ndim``.
+
+        Returns:
+            (TensorWrapper): A new value of the same type, ``sub_batch_ndim`` kept right;
+                tangents follow.
+
+        Raises:
+            ShapeError: If *dim* is out of range, or the base of a fixed-base type would
+                change.
+        """
         start, n = self._span()
         if not -(n + 1) <= dim <= n:
             raise self._err(f"unsqueeze dim {dim} out of range [{-(n + 1)}, {n}]")
@@ -153,7 +193,19 @@ class RegionView:
         return self._apply(lambda t, lead: t.unsqueeze(lead + start + dim), sd, bd)
 
     def squeeze(self, dim: int):
-        """Remove the singleton axis at region-relative position ``dim``."""
+        """Remove the singleton axis at region-relative position ``dim``.
+
+        Args:
+            dim: The position, in ``-ndim..ndim - 1``.
+
+        Returns:
+            (TensorWrapper): A new value of the same type, ``sub_batch_ndim`` kept right;
+                tangents follow.
+
+        Raises:
+            ShapeError: If *dim* is out of range or the axis is not of size 1, or the base of
+                a fixed-base type would change.
+        """
         start, n = self._span()
         if not -n <= dim < n:
             raise self._err(f"squeeze dim {dim} out of range for {n} axes")
@@ -171,6 +223,17 @@ class RegionView:
         """Move this region's axis ``source`` to position ``destination`` (region-relative).
 
         Only within a region: a sub-batch axis stays a sub-batch axis.
+
+        Args:
+            source: The axis to move.
+            destination: Its new position.
+
+        Returns:
+            (TensorWrapper): A new value of the same type, ``sub_batch_ndim`` kept right;
+                tangents follow.
+
+        Raises:
+            ShapeError: If an axis is out of range.
         """
         start, n = self._span()
         for name, i in (("source", source), ("destination", destination)):
@@ -187,6 +250,16 @@ class RegionView:
         ``sub_batch.retag(n)``: the last ``n`` batch axes are sub-batch.
         ``dynamic_batch.retag(n)``: the first ``n`` batch axes are dynamic, the rest sub-batch.
         ``base.retag(n)`` / ``batch.retag(n)``: only for the dynamic-base ``Tensor``.
+
+        Args:
+            n: The new number of axes of the region.
+
+        Returns:
+            (TensorWrapper): The same data with the new split; tangents kept.
+
+        Raises:
+            ShapeError: If *n* is out of range, or the base of a fixed-base type would
+                change.
         """
         w = self.value
         b = w.batch_ndim
@@ -206,7 +279,19 @@ class RegionView:
         return type(w)._make(w.data, w.sub_batch_ndim, w.tangents, w.tangents2, base)
 
     def reshape(self, *shape):
-        """Reshape this region (dynamic or sub-batch)."""
+        """Reshape this region (dynamic or sub-batch).
+
+        Args:
+            *shape (int): The new sizes of the region, as integers or one sequence.
+
+        Returns:
+            (TensorWrapper): A new value of the same type, ``sub_batch_ndim`` kept right;
+                tangents follow.
+
+        Raises:
+            ShapeError: If the sizes do not fit, or the region is ``batch`` (reshape the
+                dynamic_batch or sub_batch region instead) or a fixed base.
+        """
         shape = _shape_args(shape)
         start, n = self._span()
         if self.kind == "base":
@@ -224,7 +309,19 @@ class RegionView:
         return self._apply(fn, sd, bd, full=True)
 
     def __getitem__(self, idx):
-        """Basic indexing (ints, slices, None) of this region's axes."""
+        """Basic indexing (ints, slices, None) of this region's axes.
+
+        Args:
+            idx (int | slice | None | tuple): The index, region-relative.
+
+        Returns:
+            (TensorWrapper): A new value of the same type, ``sub_batch_ndim`` kept right;
+                tangents follow.
+
+        Raises:
+            ShapeError: If an index is not an int, slice or None, there are too many, or the
+                base of a fixed-base type would change.
+        """
         if not isinstance(idx, tuple):
             idx = (idx,)
         start, n = self._span()
@@ -290,9 +387,23 @@ class RegionView:
         return self._apply(fn, sd, bd, full=True)
 
     def sum(self, dim=None):
-        """Sum over region axes ``dim`` (all when ``None``)."""
+        """Sum over region axes.
+
+        Args:
+            dim (int | Sequence[int] | None): Region-relative axes; ``None`` for all of them.
+
+        Returns:
+            (TensorWrapper): The same type without those axes; tangents follow (linear).
+        """
         return self._reduce(dim, lambda t, ds: t.sum(ds))
 
     def mean(self, dim=None):
-        """Mean over region axes ``dim`` (all when ``None``)."""
+        """Mean over region axes.
+
+        Args:
+            dim (int | Sequence[int] | None): Region-relative axes; ``None`` for all of them.
+
+        Returns:
+            (TensorWrapper): The same type without those axes; tangents follow (linear).
+        """
         return self._reduce(dim, lambda t, ds: t.mean(ds))

@@ -20,12 +20,28 @@ class MRP(VecBase):
 
     @classmethod
     def identity(cls, *, dtype=None, device=None):
-        """The identity rotation ``(0, 0, 0)``."""
+        """The identity rotation ``(0, 0, 0)``.
+
+        Args:
+            dtype (torch.dtype | None): The dtype; default: torch's default dtype.
+            device (torch.device | str | None): The device; default: torch's default device.
+
+        Returns:
+            (MRP): Unbatched, shape ``(3,)``; no tangents.
+        """
         return cls.zeros(dtype=dtype, device=device)
 
     @classmethod
     def from_axis_angle(cls, axis, angle):
-        """``n tan(theta/4)`` from a Vec axis (normalised here) and a Scalar angle."""
+        """The MRP ``n tan(theta/4)`` of a rotation by an angle about an axis.
+
+        Args:
+            axis (Vec): The axis ``(*B, *sub, 3)``; normalised here.
+            angle (Scalar): The angle ``theta`` in radians, ``(*B, *sub)``.
+
+        Returns:
+            (MRP): At the broadcast ``(*B, *sub, 3)``; tangents follow.
+        """
         from neml2.tensors._functions import tan
 
         n = axis / axis.norm()
@@ -33,7 +49,14 @@ class MRP(VecBase):
 
     @classmethod
     def from_matrix(cls, R):
-        """The MRP of a rotation matrix (angle < pi), via the axial vector of ``R``."""
+        """The MRP of a rotation matrix (angle < pi), via the axial vector of ``R``.
+
+        Args:
+            R (R2): A rotation matrix, ``(*B, *sub, 3, 3)``.
+
+        Returns:
+            (MRP): At ``(*B, *sub, 3)``; tangents follow.
+        """
         from neml2.tensors._functions import arccos, sin, sqrt, tan, where
         from neml2.tensors._scalar import Scalar
 
@@ -48,7 +71,11 @@ class MRP(VecBase):
         return cls(rho / (sqrt(rho.norm_sq() + 1.0) + 1.0))
 
     def to_R2(self):
-        """Rotation matrix -> R2."""
+        """The rotation matrix.
+
+        Returns:
+            (R2): At ``(*B, *sub, 3, 3)``; tangents follow.
+        """
         from neml2.tensors._r2 import R2
         from neml2.tensors._wr2 import WR2
 
@@ -59,7 +86,11 @@ class MRP(VecBase):
         return eye + (8.0 * f) * W.matmul(W) + (4.0 * (1.0 - rr) * f) * W
 
     def to_quaternion(self):
-        """Unit quaternion ``((1 - r.r), 2 r) / (1 + r.r)`` (scalar first)."""
+        """The unit quaternion ``((1 - r.r), 2 r) / (1 + r.r)`` (scalar first).
+
+        Returns:
+            (Quaternion): At ``(*B, *sub, 4)``; tangents follow.
+        """
         from neml2.tensors._factories import base_stack
 
         rr = self.norm_sq()
@@ -68,22 +99,51 @@ class MRP(VecBase):
         return base_stack(Quaternion, [(1.0 - rr) * d] + [v[i] for i in range(3)])
 
     def inverse(self):
-        """The inverse rotation ``-r``."""
+        """The inverse rotation ``-r``.
+
+        Returns:
+            (MRP): At ``(*B, *sub, 3)``; tangents follow.
+        """
         return -self
 
     def compose(self, other: MRP):
-        """The MRP of ``R(self) R(other)`` (apply ``other`` first, then ``self``)."""
+        """The MRP of ``R(self) R(other)`` (apply ``other`` first, then ``self``).
+
+        Args:
+            other: The rotation applied first, broadcast against this one.
+
+        Returns:
+            (MRP): At the broadcast ``(*B, *sub, 3)``; tangents follow.
+        """
         return _compose_mrp(self, other)
 
     def rotate(self, r):
-        """Apply the rotation ``r`` after this one: ``R(r) R(self)``."""
+        """Apply the rotation ``r`` after this one: ``R(r) R(self)``.
+
+        Args:
+            r (MRP | R2): The rotation applied second; an R2 is converted with
+                :meth:`from_matrix`.
+
+        Returns:
+            (MRP): At the broadcast ``(*B, *sub, 3)``; tangents follow.
+        """
         if not isinstance(r, MRP):
             r = MRP.from_matrix(r)
         return _compose_mrp(r, self)
 
 
 def rotation_matrix(r) -> TensorWrapper:
-    """R2 of an ``MRP``, ``Quaternion`` or ``R2`` (returned as is)."""
+    """The rotation matrix of a rotation.
+
+    Args:
+        r (MRP | Quaternion | R2): The rotation; an R2 is returned as is.
+
+    Returns:
+        The R2 at ``(*B, *sub, 3, 3)``; tangents follow.
+
+    Raises:
+        TypeError: If *r* is not an MRP, Quaternion or R2.
+    """
     from neml2.tensors._r2 import R2
 
     if isinstance(r, R2):
@@ -110,17 +170,37 @@ class Quaternion(TensorWrapper, FactoryMixin):
 
     @classmethod
     def identity(cls, *, dtype=None, device=None):
-        """``(1, 0, 0, 0)``."""
+        """The identity quaternion ``(1, 0, 0, 0)``.
+
+        Args:
+            dtype (torch.dtype | None): The dtype; default: torch's default dtype.
+            device (torch.device | str | None): The device; default: torch's default device.
+
+        Returns:
+            (Quaternion): Unbatched, shape ``(4,)``; no tangents.
+        """
         dtype, device = _opts(dtype, device)
         return cls(torch.tensor([1.0, 0.0, 0.0, 0.0], dtype=dtype, device=device))
 
     def __getitem__(self, i: int):
+        """Component ``i`` (``0``: the scalar part) as a Scalar.
+
+        Args:
+            i: The component, 0..3.
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; tangents follow.
+        """
         from neml2.tensors._scalar import Scalar
 
         return self._lin(lambda x: x[..., i], Scalar)
 
     def to_R2(self):
-        """Rotation matrix of a unit quaternion -> R2."""
+        """The rotation matrix of a unit quaternion.
+
+        Returns:
+            (R2): At ``(*B, *sub, 3, 3)``; tangents follow.
+        """
         from neml2.tensors._factories import base_stack
         from neml2.tensors._r2 import R2
 

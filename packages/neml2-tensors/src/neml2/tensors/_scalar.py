@@ -22,10 +22,23 @@ class Scalar(TensorWrapper, FactoryMixin):
 
     @classmethod
     def identity(cls, *, dtype=None, device=None):
-        """``1``."""
+        """The multiplicative identity ``1``.
+
+        Args:
+            dtype (torch.dtype | None): The dtype; default: torch's default dtype.
+            device (torch.device | str | None): The device; default: torch's default device.
+
+        Returns:
+            (Scalar): The unbatched value, shape ``()``; no tangents.
+        """
         return cls.ones(dtype=dtype, device=device)
 
     def item(self) -> float:
+        """The value of a one-element Scalar as a Python float.
+
+        Returns:
+            The value (tangents are dropped).
+        """
         return self.data.item()
 
     def __float__(self) -> float:

@@ -72,12 +72,19 @@ def seed(
     *,
     second_order: bool = False,
 ) -> TensorWrapper:
-    """Return ``value`` carrying the tangent ``direction`` w.r.t. seed ``leaf``.
+    """Return ``value`` carrying the tangent ``direction`` with respect to seed ``leaf``.
 
-    ``direction``: ``(K, *batch, *base)`` tensor or typed value with a leading K axis;
-    ``None`` seeds the identity (``K = prod(base)``, i.e. the full Jacobian w.r.t.
-    ``value``). ``second_order=True`` turns second-order propagation on (all ordered
-    pairs of leaves are computed; their initial second-order tangents are zero).
+    Args:
+        value: The value to seed; its existing tangents are kept.
+        leaf: The seed (leaf) name.
+        direction: A ``(K, *B, *sub, *base)`` tensor or typed value with a leading ``K``
+            axis. ``None`` seeds the identity (``K = prod(base)``, i.e. the full Jacobian
+            with respect to ``value``).
+        second_order: Turn second-order propagation on (all ordered pairs of leaves are
+            computed; their initial second-order tangents are zero).
+
+    Returns:
+        The same value (shared data) with the tangent attached.
     """
     d = identity_seed(value) if direction is None else direction
     t = _direction(value, d, 1)
@@ -96,8 +103,15 @@ def attach(
 ) -> TensorWrapper:
     """Attach the contract's ``v[in_name]`` (and ``v2[in_name]``) to ``value``.
 
-    ``v``: ``{leaf: (K, ...) typed value or tensor}``; ``v2``: ``{a: {b: (K_a, K_b, ...)}}``.
-    Passing ``v2`` (even ``{}``) turns second-order propagation on.
+    Args:
+        value: The primal value; its own tangents are replaced.
+        v: ``{leaf: direction}``, each a ``(K, *B, *sub, *base)`` typed value or tensor;
+            ``None`` or empty for none.
+        v2: ``{a: {b: direction}}``, each ``(K_a, K_b, *B, *sub, *base)``. Passing it (even
+            ``{}``) turns second-order propagation on.
+
+    Returns:
+        The value carrying the tangents; the primal itself when there are none.
     """
     t1 = {leaf: _direction(value, d, 1) for leaf, d in (v or {}).items()}
     t2 = None
@@ -118,14 +132,30 @@ def tangent_wrapper(value: TensorWrapper, t: torch.Tensor, nseed: int) -> Tensor
 
 
 def tangents_of(value: TensorWrapper) -> dict[str, TensorWrapper]:
-    """``{leaf: typed (K, *batch; base)}``; structural zeros are absent."""
+    """The first-order tangents of a value, as typed values.
+
+    Args:
+        value: The value.
+
+    Returns:
+        ``{leaf: tangent}``, each of the value's type at ``(K, *B, *sub, *base)``;
+            structural zeros are absent (``{}`` without tangents).
+    """
     if value.tangents is None:
         return {}
     return {k: tangent_wrapper(value, t, 1) for k, t in value.tangents.items()}
 
 
 def tangents2_of(value: TensorWrapper) -> dict[str, dict[str, TensorWrapper]]:
-    """``{a: {b: typed (K_a, K_b, *batch; base)}}``; structural zeros are absent."""
+    """The second-order tangents of a value, as typed values.
+
+    Args:
+        value: The value.
+
+    Returns:
+        ``{a: {b: tangent}}``, each of the value's type at
+            ``(K_a, K_b, *B, *sub, *base)``; structural zeros are absent.
+    """
     out: dict[str, dict[str, TensorWrapper]] = {}
     for (a, b), t in (value.tangents2 or {}).items():
         out.setdefault(a, {})[b] = tangent_wrapper(value, t, 2)
@@ -133,10 +163,19 @@ def tangents2_of(value: TensorWrapper) -> dict[str, dict[str, TensorWrapper]]:
 
 
 def jacobian_block(value: TensorWrapper, leaf: str, in_base_shape=None):
-    """Jacobian block ``d value / d leaf`` as a ``Tensor (*batch; *out_base, *in_base)``.
+    """Jacobian block ``d value / d leaf`` as a dynamic-base Tensor.
 
-    For a leaf seeded with the identity (:func:`seed` without direction, ``K =
-    prod(in_base)``). ``None`` when the block is a structural zero.
+    For a leaf seeded with the identity (:func:`seed` without direction,
+    ``K = prod(in_base)``).
+
+    Args:
+        value: The output value, carrying tangents.
+        leaf: The seed name.
+        in_base_shape (Sequence[int] | None): The leaf's base shape; default ``(K,)``.
+
+    Returns:
+        (Tensor | None): At ``(*B, *sub, *out_base, *in_base)`` with base
+            ``(*out_base, *in_base)``; ``None`` when the block is a structural zero.
     """
     from neml2.tensors._tensor import Tensor
 

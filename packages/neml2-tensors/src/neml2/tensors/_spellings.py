@@ -163,7 +163,7 @@ def missing_attribute(cls: type, name: str, on_class: bool) -> str:
 
     Returns:
         Python's usual message, plus ``did you mean ...?`` naming this package's
-        spelling (or the closest existing attribute names) for public names.
+            spelling (or the closest existing attribute names) for public names.
     """
     owner = f"type object '{cls.__name__}'" if on_class else f"'{cls.__name__}' object"
     msg = f"{owner} has no attribute '{name}'"

@@ -76,17 +76,36 @@ class SR2(TensorWrapper, FactoryMixin):
 
     @classmethod
     def identity(cls, *, dtype=None, device=None):
-        """``I`` in Mandel form ``(1, 1, 1, 0, 0, 0)``."""
+        """The identity ``I`` in Mandel form ``(1, 1, 1, 0, 0, 0)``.
+
+        Args:
+            dtype (torch.dtype | None): The dtype; default: torch's default dtype.
+            device (torch.device | str | None): The device; default: torch's default device.
+
+        Returns:
+            (SR2): The unbatched value, shape ``(6,)``; no tangents.
+        """
         from neml2.tensors._factories import constant
 
         return constant(cls, [1.0, 1.0, 1.0, 0.0, 0.0, 0.0], dtype=dtype, device=device)
 
     @classmethod
     def fill(cls, *comps, dtype=None, device=None):
-        """Build from tensor components (numbers or Scalars; shears get the sqrt2 factor).
+        """Build an SR2 from tensor components; the shear components get the sqrt2 factor.
 
-        1 value ``a``: ``a I``; 3 values: diagonal ``(xx, yy, zz)``; 6 values:
-        ``(xx, yy, zz, yz, xz, xy)``.
+        Args:
+            *comps (float | Scalar): 1 value ``a``: ``a I``; 3 values: the diagonal
+                ``(xx, yy, zz)``; 6 values: ``(xx, yy, zz, yz, xz, xy)``. Scalars are broadcast
+                against each other and their tangents follow.
+            dtype (torch.dtype | None): The dtype; default: torch's default dtype.
+            device (torch.device | str | None): The device; default: torch's default device.
+
+        Returns:
+            (SR2): The tensor, at ``(*B, *sub, 6)`` with the components' common batch shape.
+
+        Raises:
+            TypeError: If the number of components is not 1, 3 or 6, or one is not a Scalar
+                or number.
         """
         if len(comps) == 1:
             a = comps[0]
@@ -99,7 +118,14 @@ class SR2(TensorWrapper, FactoryMixin):
         return base_stack(cls, comps, dtype=dtype, device=device)
 
     def __getitem__(self, ij):
-        """Tensor component ``(i, j)`` as a Scalar (Mandel factor removed)."""
+        """Tensor component ``(i, j)`` as a Scalar (Mandel factor removed).
+
+        Args:
+            ij (tuple[int, int]): The row and column, each in 0..2.
+
+        Returns:
+            (Scalar): The component, at ``(*B, *sub)``; tangents follow.
+        """
         from neml2.tensors._scalar import Scalar
 
         i, j = ij
@@ -108,60 +134,122 @@ class SR2(TensorWrapper, FactoryMixin):
         return self._lin(lambda x: x[..., idx] * f, Scalar)
 
     def tr(self):
-        """Trace -> Scalar."""
+        """Trace.
+
+        Returns:
+            (Scalar): ``xx + yy + zz``, at ``(*B, *sub)``; tangents follow (linear).
+        """
         from neml2.tensors._scalar import Scalar
 
         return self._lin(tr_raw, Scalar)
 
     def vol(self):
-        """Volumetric part ``tr/3 I``."""
+        """Volumetric part ``tr/3 I``.
+
+        Returns:
+            (SR2): At ``(*B, *sub, 6)``; tangents follow (linear).
+        """
         return self._lin(vol_raw)
 
     def dev(self):
-        """Deviatoric part ``A - tr/3 I``."""
+        """Deviatoric part ``A - tr/3 I``.
+
+        Returns:
+            (SR2): At ``(*B, *sub, 6)``; tangents follow (linear).
+        """
         return self._lin(dev_raw)
 
     def inner(self, other: SR2):
-        """``A : B`` -> Scalar."""
+        """Double contraction ``A : B``.
+
+        Args:
+            other: The other tensor, broadcast against this one.
+
+        Returns:
+            (Scalar): At the broadcast ``(*B, *sub)``; first- and second-order tangents follow.
+        """
         from neml2.tensors._scalar import Scalar
 
         (a, b), S = align((self, other), "inner")
         return Scalar._from_dual(a.bilin(b, dot_raw), S)
 
     def norm_sq(self):
-        """``A : A`` -> Scalar."""
+        """Squared norm ``A : A``.
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; tangents follow.
+        """
         return self.inner(self)
 
     def norm(self, eps: float = 0.0):
-        """``sqrt(A : A + eps)`` -> Scalar."""
+        """Norm ``sqrt(A : A + eps)``.
+
+        Args:
+            eps: Added under the square root; a positive value keeps the tangent finite at
+                ``A = 0``.
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; tangents follow.
+        """
         from neml2.tensors._functions import sqrt
 
         return sqrt(self.norm_sq() + eps) if eps else sqrt(self.norm_sq())
 
     def outer(self, other: SR2):
-        """``A (x) B`` -> SSR4 (6x6)."""
+        """Outer product ``A (x) B`` (the 6x6 Mandel matrix).
+
+        Args:
+            other: The right factor, broadcast against this one.
+
+        Returns:
+            (SSR4): At the broadcast ``(*B, *sub, 6, 6)``; tangents follow.
+        """
         from neml2.tensors._ssr4 import SSR4
 
         (a, b), S = align((self, other), "outer")
         return SSR4._from_dual(a.bilin(b, outer_raw), S)
 
     def to_R2(self):
-        """The full symmetric 3x3 matrix -> R2."""
+        """The full symmetric 3x3 matrix.
+
+        Returns:
+            (R2): At ``(*B, *sub, 3, 3)``; tangents follow (linear).
+        """
         from neml2.tensors._r2 import R2
 
         return self._lin(mandel_to_full, R2)
 
     def det(self):
-        """Determinant -> Scalar."""
+        """Determinant.
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; tangents follow.
+        """
         return self.to_R2().det()
 
     def inv(self):
-        """Inverse -> SR2."""
+        """Inverse.
+
+        Returns:
+            (SR2): At ``(*B, *sub, 6)``; tangents follow.
+        """
         return self.to_R2().inv().sym()
 
     def transpose(self):
+        """Transpose: an SR2 is its own transpose.
+
+        Returns:
+            (SR2): This value itself.
+        """
         return self
 
     def rotate(self, r):
-        """``R A R^T`` for an ``MRP`` or ``R2`` rotation."""
+        """Rotate: ``R A R^T``.
+
+        Args:
+            r (MRP | Quaternion | R2): The rotation, broadcast against this tensor.
+
+        Returns:
+            (SR2): At the broadcast ``(*B, *sub, 6)``; tangents of both arguments follow.
+        """
         return self.to_R2().rotate(r).sym()

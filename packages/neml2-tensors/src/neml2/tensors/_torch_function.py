@@ -548,7 +548,7 @@ def dispatch(func: Callable, args: tuple, kwargs: dict) -> Any:
 
     Returns:
         The typed result, or ``NotImplemented`` for a ``torch.Tensor`` method whose
-        ``self`` is a raw tensor (Python then tries the reflected operator).
+            ``self`` is a raw tensor (Python then tries the reflected operator).
 
     Raises:
         TypeError: ``func`` has no typed meaning for these arguments; the message names

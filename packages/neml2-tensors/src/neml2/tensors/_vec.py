@@ -60,7 +60,18 @@ class VecBase(TensorWrapper, FactoryMixin):
 
     @classmethod
     def fill(cls, x, y, z, **opts):
-        """From three components (numbers or Scalars)."""
+        """Build from three components.
+
+        Args:
+            x (float | Scalar): The first component; a Scalar's tangents follow.
+            y (float | Scalar): The second component.
+            z (float | Scalar): The third component.
+            **opts (Any): ``dtype`` and ``device`` (default: those of a typed component, else
+                torch's defaults).
+
+        Returns:
+            (VecBase): This type at the components' broadcast ``(*B, *sub, 3)``.
+        """
         return base_stack(cls, [x, y, z], **opts)
 
     def _pair(self, other, fn, out, op):
@@ -68,7 +79,14 @@ class VecBase(TensorWrapper, FactoryMixin):
         return out._from_dual(a.bilin(b, fn), S)
 
     def inner(self, other: VecBase):
-        """``a . b`` -> Scalar."""
+        """Dot product ``a . b``.
+
+        Args:
+            other: The other 3-vector, broadcast against this one.
+
+        Returns:
+            (Scalar): At the broadcast ``(*B, *sub)``; tangents follow.
+        """
         from neml2.tensors._scalar import Scalar
 
         return self._pair(other, dot_raw, Scalar, "inner")
@@ -76,27 +94,60 @@ class VecBase(TensorWrapper, FactoryMixin):
     dot = inner
 
     def norm_sq(self):
-        """``|a|^2`` -> Scalar."""
+        """Squared norm ``|a|^2``.
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; tangents follow.
+        """
         return self.inner(self)
 
     def norm(self, eps: float = 0.0):
-        """``sqrt(|a|^2 + eps)`` -> Scalar."""
+        """Norm ``sqrt(|a|^2 + eps)``.
+
+        Args:
+            eps: Added under the square root; a positive value keeps the tangent finite at
+                ``a = 0``.
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; tangents follow.
+        """
         from neml2.tensors._functions import sqrt
 
         return sqrt(self.norm_sq() + eps) if eps else sqrt(self.norm_sq())
 
     def cross(self, other: VecBase):
-        """``a x b`` -> Vec."""
+        """Cross product ``a x b``.
+
+        Args:
+            other: The right factor, broadcast against this one.
+
+        Returns:
+            (Vec): At the broadcast ``(*B, *sub, 3)``; tangents follow.
+        """
         return self._pair(other, cross_raw, Vec, "cross")
 
     def outer(self, other: VecBase):
-        """``a (x) b`` -> R2 ``(3, 3)``."""
+        """Outer product ``a (x) b``.
+
+        Args:
+            other: The right factor, broadcast against this one.
+
+        Returns:
+            (R2): At the broadcast ``(*B, *sub, 3, 3)``; tangents follow.
+        """
         from neml2.tensors._r2 import R2
 
         return self._pair(other, outer_raw, R2, "outer")
 
     def __getitem__(self, i: int):
-        """Component ``i`` as a Scalar."""
+        """Component ``i`` as a Scalar.
+
+        Args:
+            i: The component, 0..2.
+
+        Returns:
+            (Scalar): At ``(*B, *sub)``; tangents follow.
+        """
         from neml2.tensors._scalar import Scalar
 
         return self._lin(lambda x: x[..., i], Scalar)
@@ -106,7 +157,14 @@ class Vec(VecBase):
     """A 3-vector. Storage ``(*batch, 3)``."""
 
     def rotate(self, r):
-        """``R v`` for an ``MRP`` or ``R2`` rotation."""
+        """Rotate: ``R v``.
+
+        Args:
+            r (MRP | Quaternion | R2): The rotation, broadcast against this value.
+
+        Returns:
+            (Vec): At the broadcast ``(*B, *sub, 3)``; tangents of both arguments follow.
+        """
         from neml2.tensors._rotations import rotation_matrix
 
         return rotation_matrix(r).matmul(self)

@@ -15,17 +15,24 @@ class WR2(VecBase):
     """Skew tensor (axial vector). Storage ``(*batch, 3)``."""
 
     def to_R2(self):
-        """The full skew 3x3 matrix -> R2."""
+        """The full skew 3x3 matrix.
+
+        Returns:
+            (R2): At ``(*B, *sub, 3, 3)``; tangents follow (linear).
+        """
         from neml2.tensors._r2 import R2
 
         return self._lin(skew_to_full, R2)
 
     def exp(self):
-        """Exponential map to a rotation -> MRP.
+        """Exponential map to a rotation.
 
         ``exp(W)`` is the rotation by ``theta = |w|`` about ``w/|w|``; its MRP is
         ``w tan(theta/4) / theta`` (Taylor series ``1/4 + theta^2/192 + theta^4/7680``
         near 0).
+
+        Returns:
+            (MRP): At ``(*B, *sub, 3)``; first- and second-order tangents follow.
         """
         from neml2.tensors._rotations import MRP
 
