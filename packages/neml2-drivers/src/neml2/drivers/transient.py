@@ -42,6 +42,7 @@ from neml2.drivers._driver import Driver, pair_fields
 from neml2.drivers._output import atomic_write, check_target
 from neml2.drivers.results import TransientResult, stacked_path
 from neml2.models import register
+from neml2.models._naming import history_of
 from neml2.models._schema import option
 from neml2.tensors import (
     MRP,
@@ -78,14 +79,6 @@ def _only_predictors_read(model, name: str) -> bool:
         and not any(name in (getattr(c, "input_spec", None) or {}) for c in m.children())
     ]
     return bool(readers) and all(id(m) in guesses for m in readers)
-
-
-def _lag(name: str) -> tuple[str, int] | None:
-    """``("x", n)`` for a history name ``x~n`` (n >= 1), else None."""
-    base, sep, n = name.rpartition("~")
-    if not sep or not base or not n.isdigit() or int(n) < 1:
-        return None
-    return base, int(n)
 
 
 def _step(value: TensorWrapper, k: int) -> TensorWrapper:
@@ -368,7 +361,7 @@ class TransientDriver(Driver):
     def _check_inputs(self, model, forces, tname) -> None:
         bad = []
         for n in model.input_spec:
-            if n == tname or n in forces or _lag(n) is not None:
+            if n == tname or n in forces or history_of(n) is not None:
                 continue
             bad.append(n)
         if bad:
@@ -393,7 +386,7 @@ class TransientDriver(Driver):
         is exempt: it sets Newton's starting point, never the converged answer."""
         ics = set(self._named("ic"))
         for n in model.input_spec:
-            lag = _lag(n)
+            lag = history_of(n)
             if lag is None:
                 continue
             base = lag[0]
@@ -420,7 +413,7 @@ class TransientDriver(Driver):
             elif n in forces:
                 inputs[n] = _step(forces[n], k)
             else:  # history x~m: the value of step k - m (zero before step 0)
-                base, lag = _lag(n)
+                base, lag = history_of(n)
                 j = k - lag
                 if j >= 0 and base == tname:
                     inputs[n] = _step(times, j)

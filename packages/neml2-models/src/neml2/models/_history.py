@@ -15,21 +15,18 @@ missing inputs and this function (:func:`missing_inputs_message`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import torch
 
+from neml2.models._naming import history_of
 from neml2.tensors import FatalError, TensorWrapper
-
-#: a history input's name: the variable, ``~``, how many steps back (``t~1``)
-HISTORY_NAME = re.compile(r"^(?P<variable>.+)~(?P<steps>[1-9][0-9]*)$")
 
 
 def is_history(name: str) -> bool:
     """Whether the input *name* is a previous step's value (``x~1``, ``t~1``)."""
-    return HISTORY_NAME.match(name) is not None
+    return history_of(name) is not None
 
 
 def missing_inputs_message(label: str, missing: list[str]) -> str:
@@ -134,10 +131,10 @@ def with_zero_history(model: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
     dtype, device = model.dtype, model.device
     out = dict(inputs)
     for i, (name, base) in enumerate(zip(names, bases, strict=True)):
-        match = HISTORY_NAME.match(name)
-        if name in inputs or match is None:
+        lag = history_of(name)
+        if name in inputs or lag is None:
             continue
-        typ, sub = subs.get(match["variable"], (None, ()))
+        typ, sub = subs.get(lag[0], (None, ()))
         if artifact_subs is not None:
             typ, sub = None, tuple(artifact_subs[i])
         want = getattr(types.get(name), "STORAGE_DTYPE", None) or dtype

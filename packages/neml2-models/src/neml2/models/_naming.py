@@ -90,3 +90,18 @@ def rule_of_template(template: str) -> tuple[NamingRule, str] | None:
             if option.isidentifier():
                 return rule, option
     return None
+
+
+def history_of(name: str) -> tuple[str, int] | None:
+    """Read a history name (the :data:`HISTORY` family: ``x~1``, ``x~2``, ...).
+
+    Args:
+        name: a variable name.
+
+    Returns:
+        ``(x, m)`` for ``x~m`` (``m >= 1`` steps back), else None.
+    """
+    variable, sep, steps = name.rpartition("~")
+    if not sep or not variable or not steps.isdigit() or int(steps) < 1:
+        return None
+    return variable, int(steps)
