@@ -119,6 +119,7 @@ def cpp(session: nox.Session) -> None:
         f"-DPython3_EXECUTABLE={_python(session)}",
         f"-DCMAKE_INSTALL_PREFIX={prefix}",
         "-DNEML2_TEST_ROUTES=elasticity;j2",
+        "-DNEML2_REQUIRE_ALL_TESTS=ON",  # a missing prerequisite fails, never skips
         external=True,
     )
     session.run("cmake", "--build", str(build), "-j", jobs, external=True)
@@ -132,6 +133,7 @@ def cpp(session: nox.Session) -> None:
         str(consumer),
         f"-DCMAKE_PREFIX_PATH={prefix}",
         f"-DPython3_EXECUTABLE={_python(session)}",
+        "-DNEML2_REQUIRE_ALL_TESTS=ON",
         external=True,
     )
     session.run("cmake", "--build", str(consumer), external=True)
