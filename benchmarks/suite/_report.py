@@ -373,7 +373,7 @@ def readme(meta: dict, out: Path) -> None:
         f"# Benchmark results {meta['started_utc']} ({meta['machine']})",
         "",
         f"Produced by `benchmarks/suite/run.py` ({' '.join(_args(meta))}) at commit "
-        f"`{meta['git_commit']}`, {meta['wall_s']} s of wall time.",
+        f"`{meta['git_commit']}`{_dirty(meta)}, {meta['wall_s']} s of wall time.",
         "",
         f"Machine: {meta['cpu']}, {meta['cores']} cores. Load average "
         f"{meta['load_average_start'][0]:.1f} at the start and "
@@ -388,6 +388,12 @@ def readme(meta: dict, out: Path) -> None:
     if meta.get("note"):
         lines += ["", meta["note"]]
     (out / "README.md").write_text("\n".join(lines) + "\n")
+
+
+def _dirty(meta) -> str:
+    """`` (a dirty tree: N changed paths)`` for a run measured with --allow-dirty."""
+    paths = meta.get("git_dirty_paths") or []
+    return f" (a dirty tree: {len(paths)} changed paths, in metadata.json)" if paths else ""
 
 
 def _args(meta):

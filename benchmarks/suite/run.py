@@ -54,6 +54,29 @@ def machine_label() -> str:
     return f"{os.cpu_count()}core-{platform.machine()}".lower()
 
 
+def git_state(root: Path = ROOT) -> dict:
+    """The commit measured and whether the tree differs from it.
+
+    Returns:
+        ``{"commit": short hash, "dirty": [paths git reports as changed or untracked]}``
+        (``git status --porcelain``, results folders left out: they are the run's output).
+    """
+
+    def git(*args: str) -> str:
+        r = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"run.py: git {' '.join(args)} failed: {r.stderr.strip()}")
+        return r.stdout
+
+    commit = git("rev-parse", "--short", "HEAD").strip()
+    dirty = [
+        line[3:]
+        for line in git("status", "--porcelain", "--untracked-files=all").splitlines()
+        if line[3:] and not line[3:].startswith("benchmarks/results/")
+    ]
+    return {"commit": commit, "dirty": dirty}
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -144,11 +167,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         "reused instead of being page-faulted in again on every call",
     )
     p.add_argument(
-        "--merge-into",
-        type=Path,
-        help="after the run, its rows replace the same (side, workload, route, batch) rows "
-        "of an earlier run's results in this folder, whose tables and plots are rewritten "
-        "(re-measuring a few cells, e.g. ones disturbed by other load, without a full run)",
+        "--allow-dirty",
+        action="store_true",
+        help="measure a tree with uncommitted changes (recorded as dirty in metadata.json "
+        "and the README); without it such a run is refused: a table comes from one clean "
+        "commit",
     )
     p.add_argument("--no-roofline", action="store_true")
     p.add_argument("--out-dir", type=Path, help="default benchmarks/results/<date>_<machine>")
@@ -175,13 +198,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     if a.compile_only:
         a.routes, a.reference_routes, a.batches, a.no_roofline = ["py-aoti"], ["py-aoti"], [], True
         a.out_dir = a.out_dir or ROOT / "build" / "bench-suite" / "compile-only"
-    if a.merge_into is not None:
-        missing = [f for f in ("results.csv", "metadata.json") if not (a.merge_into / f).is_file()]
-        if missing:
-            p.error(
-                f"--merge-into {a.merge_into}: not the folder of an earlier run "
-                f"({', '.join(missing)} missing)"
-            )
+    a.git = git_state()
+    if a.git["dirty"] and not a.allow_dirty:
+        shown = "\n  ".join(a.git["dirty"][:10])
+        more = f"\n  ... and {len(a.git['dirty']) - 10} more" if len(a.git["dirty"]) > 10 else ""
+        p.error(
+            f"the tree at {a.git['commit']} has uncommitted changes:\n  {shown}{more}\n"
+            "commit them (a table comes from one clean commit) or pass --allow-dirty"
+        )
     if a.reuse_compiled:
         a.compile = a.reference_compile = "reuse-only"
     if a.out_dir is None:
@@ -378,9 +402,9 @@ def main(argv=None) -> int:
         "load_average_start": os.getloadavg(),
         "python": platform.python_version(),
         "args": {k: (_shown(v) if isinstance(v, Path) else v) for k, v in vars(a).items()},
-        "git_commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip(),
+        "git_commit": a.git["commit"],
+        "git_dirty": bool(a.git["dirty"]),
+        "git_dirty_paths": a.git["dirty"],
         "note": a.note,
     }
     ref_python = None
@@ -462,57 +486,7 @@ def main(argv=None) -> int:
     write_results(out, rows, meta, roofline, log)
     raw.unlink()  # only once the results are written
     log(f"done in {meta['wall_s']} s")
-    if a.merge_into is not None:
-        merge_into(a.merge_into, rows, meta, log)
     return 0
-
-
-def merge_into(dest: Path, rows: list[dict], meta: dict, log) -> None:
-    """Replace *dest*'s rows of every (side, workload, route, batch) measured in *rows*,
-    and its compile-time rows of every (side, workload, route, metric) that *rows*
-    measured again (e.g. a --compile-only run); rewrite *dest*'s report."""
-    with (dest / "results.csv").open() as f:
-        old = list(csv.DictReader(f))
-
-    def compile_key(r) -> tuple | None:
-        timed = r["metric"].startswith("compile_") and r["value"] not in ("", None)
-        return (r["side"], r["workload"], r["route"], r["metric"]) if timed else None
-
-    new = [r for r in rows if r["batch"] != "" or compile_key(r) is not None]
-    measured = {
-        (r["side"], r["workload"], r["route"], str(r["batch"])) for r in new if r["batch"] != ""
-    }
-    recompiled = {compile_key(r) for r in new} - {None}
-    kept = [
-        r
-        for r in old
-        if (r["side"], r["workload"], r["route"], r["batch"]) not in measured
-        and compile_key(r) not in recompiled
-    ]
-    for r in kept:  # CSV strings back to the types the report reads
-        for k in ("value", "lo", "hi"):
-            r[k] = float(r[k]) if r[k] not in ("", None) else None
-        r["n"] = int(r["n"] or 0)
-        r["batch"] = int(r["batch"]) if r["batch"] not in ("", None) else ""
-    merged = kept + new
-    dmeta = json.loads((dest / "metadata.json").read_text())
-    cells: dict[tuple, list[str]] = {}
-    for s, w, r, b in sorted(measured):
-        cells.setdefault((s, w, r), []).append(b)
-    text = "; ".join(
-        [f"{s} {w} {r} at {', '.join(b)}" for (s, w, r), b in cells.items()]
-        + [f"{s} {w} {r} {m}" for s, w, r, m in sorted(recompiled)]
-    )
-    dmeta.setdefault("merged", []).append(
-        {"started_utc": meta["started_utc"], "git_commit": meta["git_commit"], "cells": text}
-    )
-    dmeta["note"] = (dmeta.get("note") or "") + (
-        f" Re-measured {meta['started_utc']} (commit {meta['git_commit']}): {text}."
-    )
-    rf = dest / "roofline.json"
-    probe = json.loads(rf.read_text()) if rf.is_file() else None
-    write_results(dest, merged, dmeta, probe, log)
-    log(f"merged {len(cells)} cell(s) into {dest}")
 
 
 def write_results(out: Path, rows: list[dict], meta: dict, probe, log) -> None:

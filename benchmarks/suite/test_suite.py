@@ -92,7 +92,8 @@ def test_run_writes_tables(tmp_path):
     out = tmp_path / "res"
     cmd = [sys.executable, str(HERE / "run.py"), "--sides", "ours", "--workloads",
            "elasticity", "--routes", "py-eager", "--batches", "1", "4", "--steps", "3",
-           "--repeats", "2", "--min-time", "0", "--no-roofline", "--out-dir", str(out)]  # fmt: skip
+           "--repeats", "2", "--min-time", "0", "--no-roofline", "--out-dir", str(out),
+           "--allow-dirty"]  # fmt: skip
     subprocess.run(cmd, check=True, capture_output=True, timeout=600)
     rows = list(csv.DictReader((out / "results.csv").open()))
     got = {(r["batch"], r["metric"]): r for r in rows if r["route"] == "py-eager"}
@@ -103,28 +104,40 @@ def test_run_writes_tables(tmp_path):
     assert got[("1", "latency_us")]["status"] == "ok"
     assert "| elasticity | 4 |" in (out / "side_by_side.md").read_text()
     assert (out / "throughput_eval.png").is_file()
+    import json
 
-    # --merge-into: re-measured rows replace the same (cell, batch) rows of the earlier run
-    again = tmp_path / "again"
-    cmd2 = [*cmd[: cmd.index("--batches")], "--batches", "1", "2", *cmd[cmd.index("--steps") :]]
-    cmd2[cmd2.index("--out-dir") + 1] = str(again)
-    subprocess.run([*cmd2, "--merge-into", str(out)], check=True, capture_output=True,
-                   timeout=600)  # fmt: skip
-    merged = list(csv.DictReader((out / "results.csv").open()))
-    batches = {r["batch"] for r in merged if r["route"] == "py-eager" and r["batch"]}
-    assert batches == {"1", "2", "4"}, batches  # 1 replaced, 2 added, 4 kept
-    evals = [r for r in merged if r["metric"] == "eval_points_per_s" and r["batch"] == "1"]
-    assert len(evals) == 1
-    assert "| elasticity | 2 |" in (out / "side_by_side.md").read_text()
-    assert "Re-measured" in (out / "README.md").read_text()
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["git_dirty"] == bool(meta["git_dirty_paths"])
+    if meta["git_dirty"]:
+        assert "a dirty tree" in (out / "README.md").read_text()
 
 
-def test_merge_into_needs_an_earlier_run(tmp_path):
-    """--merge-into a folder without results fails before measuring, naming the option."""
+def test_a_dirty_tree_is_refused_unless_allowed(tmp_path):
+    """A table comes from one clean commit: uncommitted changes stop the run before it
+    measures anything, naming them; --allow-dirty records them."""
+    import run
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q"], ["config", "user.email", "t@t"], ["config", "user.name", "t"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    (repo / "a.txt").write_text("one\n")
+    subprocess.run(["git", "add", "a.txt"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "a"], cwd=repo, check=True)
+    assert run.git_state(repo)["dirty"] == []
+    (repo / "a.txt").write_text("two\n")
+    (repo / "benchmarks" / "results").mkdir(parents=True)
+    (repo / "benchmarks" / "results" / "x.csv").write_text("out\n")  # the run's output
+    assert run.git_state(repo)["dirty"] == ["a.txt"]
+
     cmd = [sys.executable, str(HERE / "run.py"), "--sides", "ours", "--workloads",
            "elasticity", "--routes", "py-eager", "--batches", "1", "--no-roofline",
-           "--out-dir", str(tmp_path / "res"), "--merge-into", str(tmp_path)]  # fmt: skip
+           "--out-dir", str(tmp_path / "res")]  # fmt: skip
+    dirty_here = run.git_state()["dirty"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2
-    assert "--merge-into" in r.stderr and "results.csv, metadata.json missing" in r.stderr
-    assert not (tmp_path / "res" / "results.csv").exists()
+    if dirty_here:
+        assert r.returncode == 2
+        assert "uncommitted changes" in r.stderr and "--allow-dirty" in r.stderr
+        assert not (tmp_path / "res" / "results.csv").exists()
+    else:  # a clean checkout (CI): the run goes ahead
+        assert r.returncode == 0, r.stderr
