@@ -130,3 +130,29 @@ def test_a_failed_chunk_reports_indices_into_the_whole_batch(tmp_path):
     assert "did not converge at 1 of 20 points" in str(err)
     assert "points [7, 14) of 20: solved 7 at a time" in str(err)
     assert "later points not attempted" in str(err)
+
+
+def test_recorded_solves_report_status_instead_of_raising_when_unchecked(tmp_path):
+    """The one mechanism the traced routes use (py-jit, neml2-compile's graphs and its
+    sub-batch probe): the implicit updates log each solve; unchecked, a failed solve is
+    logged, not raised; stopping turns the check back on."""
+    from neml2.models.implicit_update import implicit_updates, record_solves, stop_recording
+
+    model = _j2(tmp_path)
+    updates = implicit_updates(model)
+    assert len(updates) == 1
+    x = _j2_inputs(6, seed=3)
+    x["E"][4, 0] = math.nan
+    (log,) = record_solves(updates, check=False)
+    try:
+        with torch.no_grad():
+            model.forward(x)  # no ConvergenceError
+    finally:
+        stop_recording(updates)
+    assert len(log) >= 1
+    converged, norms, iterations = log[0]
+    assert converged.tolist() == [True, True, True, True, False, True]
+    assert math.isnan(float(norms[4])) and int(iterations) >= 1
+    with torch.no_grad(), pytest.raises(ConvergenceError):
+        model.forward(x)  # checked again
+    assert updates[0].solve_status.log is None

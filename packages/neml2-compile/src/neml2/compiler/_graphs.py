@@ -26,6 +26,7 @@ from __future__ import annotations
 import torch
 from torch.func import functional_call
 
+from neml2.models.implicit_update import implicit_updates, record_solves, stop_recording
 from neml2.tensors import TensorWrapper
 from neml2.tensors._seed import identity_seed
 
@@ -34,29 +35,9 @@ def _as_tuple(out) -> tuple:
     return out if isinstance(out, tuple) else (out,)
 
 
-def _is_nonlinear_solver(s) -> bool:
-    return hasattr(s, "solve") and hasattr(s, "check")
-
-
 def has_solves(model: torch.nn.Module) -> bool:
     """Whether *model* contains an implicit update (a Newton solve in the graph)."""
-    return any(_is_nonlinear_solver(getattr(m, "solver", None)) for m in model.modules())
-
-
-class _SolverProbe:
-    """Stands in for an implicit update's solver while tracing: records every solve's
-    per-point convergence flags, so the graph can return the solve status."""
-
-    def __init__(self, solver, log: list):
-        self._solver, self._log = solver, log
-
-    def solve(self, *args, **kwargs):
-        res = self._solver.solve(*args, **kwargs)
-        self._log.append(res.converged)
-        return res
-
-    def __getattr__(self, name):
-        return getattr(self._solver, name)
+    return bool(implicit_updates(model))
 
 
 class _Graph(torch.nn.Module):
@@ -72,22 +53,18 @@ class _Graph(torch.nn.Module):
         self.status = has_solves(model)
 
     def _traced(self, fn):
-        """``(fn(), failed_points)``, probing every nonlinear solver during ``fn``."""
-        log: list = []
-        saved = []
-        for m in self.model.modules():
-            s = getattr(m, "solver", None)
-            if _is_nonlinear_solver(s):
-                saved.append((m, s))
-                m.solver = _SolverProbe(s, log)
+        """``(fn(), failed_points)``: the implicit updates log their solves during ``fn``
+        (:func:`neml2.models.implicit_update.record_solves`); ``failed_points`` counts
+        the points of every solve that did not converge (None without a solve)."""
+        updates = implicit_updates(self.model)
+        logs = record_solves(updates)
         try:
             out = fn()
         finally:
-            for m, s in saved:
-                m.solver = s
+            stop_recording(updates)
         failed = None
         if self.status:
-            counts = [(~c).sum() for c in log]
+            counts = [(~converged).sum() for log in logs for converged, _, _ in log]
             failed = torch.stack(counts).sum() if counts else torch.zeros((), dtype=torch.int64)
         return out, failed
 

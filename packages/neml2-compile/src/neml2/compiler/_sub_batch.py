@@ -24,6 +24,7 @@ from contextlib import contextmanager
 
 import torch
 
+from neml2.models.implicit_update import implicit_updates, record_solves, stop_recording
 from neml2.tensors import FatalError
 
 Shape = tuple[int, ...]
@@ -52,33 +53,16 @@ def probe_inputs(
     return xs
 
 
-class _Unchecked:
-    """Stands in for a nonlinear solver during the probe: solves, never raises (the probe
-    inputs are arbitrary; only the output shapes matter)."""
-
-    def __init__(self, solver):
-        self._solver = solver
-
-    def check(self, *args, **kwargs) -> None:
-        return None
-
-    def __getattr__(self, name):
-        return getattr(self._solver, name)
-
-
 @contextmanager
 def _unchecked_solvers(model):
-    saved = []
-    for m in model.modules():
-        s = getattr(m, "solver", None)
-        if s is not None and hasattr(s, "solve") and hasattr(s, "check"):
-            saved.append((m, s))
-            m.solver = _Unchecked(s)
+    """The implicit updates of *model* solve without raising on a failed solve inside the
+    block (the probe inputs are arbitrary; only the output shapes matter)."""
+    updates = implicit_updates(model)
+    record_solves(updates, check=False)
     try:
         yield
     finally:
-        for m, s in saved:
-            m.solver = s
+        stop_recording(updates)
 
 
 def _outputs_sub(model, sub: Mapping[str, Shape]) -> dict[str, Shape]:

@@ -45,6 +45,7 @@ from neml2.models._inputs import (
     input_dtype,
     wrt_inputs,
 )
+from neml2.models.implicit_update import implicit_updates, record_solves, stop_recording
 from neml2.tensors import ConvergenceError, FatalError, TensorWrapper
 
 __all__ = ["CompiledModel", "compile"]
@@ -123,29 +124,6 @@ def _fresh(fn):
     return types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
 
 
-def _is_solver(s) -> bool:
-    return hasattr(s, "solve") and hasattr(s, "check")
-
-
-class _SolverProbe:
-    """Stands in for an implicit update's solver during a compiled call: while ``log`` is
-    a list (set inside the traced body), every solve appends its per-point flags,
-    residual norms and iteration count."""
-
-    def __init__(self, solver):
-        self._solver = solver
-        self.log: list | None = None
-
-    def solve(self, *args, **kwargs):
-        res = self._solver.solve(*args, **kwargs)
-        if self.log is not None:
-            self.log.append((res.converged, res.residual_norm, res.iterations))
-        return res
-
-    def __getattr__(self, name):
-        return getattr(self._solver, name)
-
-
 class CompiledModel(torch.nn.Module):
     """A neml2 model under ``torch.compile`` (route ``py-jit``).
 
@@ -217,13 +195,9 @@ class CompiledModel(torch.nn.Module):
         self.model = model
         self.sub_batch = sub_batch
         self.backend_name = backend if isinstance(backend, str) else type(backend).__name__
-        #: (implicit update, its solver, the probe installed during compiled calls); the
-        #: same probe objects every call, so Dynamo's guards on them hold
-        self._probes = [
-            (m, m.solver, _SolverProbe(m.solver))
-            for m in model.modules()
-            if _is_solver(getattr(m, "solver", None))
-        ]
+        #: the implicit updates, whose solves the compiled graphs report (their
+        #: ``solve_status`` logs, turned on inside the graph: see _with_status)
+        self._updates = implicit_updates(model)
         self._kw = {"backend": backend, "mode": mode, "options": options, "fullgraph": fullgraph}
         self._compiled = {op: torch.compile(_fresh(fn), **self._kw) for op, fn in _GRAPHS.items()}
         #: graphs recompiled without Inductor's pattern matcher (see _without_patterns)
@@ -521,8 +495,6 @@ class CompiledModel(torch.nn.Module):
     def _run(self, op: str, call):
         """Call compiled graph *op*; turn compile failures into FatalError and a failed
         in-graph solve into ConvergenceError."""
-        for m, _, probe in self._probes:
-            m.solver = probe
         try:
             try:
                 res = call(self._compiled[op])
@@ -538,16 +510,13 @@ class CompiledModel(torch.nn.Module):
                 f"neml2.compile: {self.model._label()} ({op}) cannot be compiled with "
                 f"torch.compile (backend {self.backend_name}): {first}"
             ) from e
-        finally:
-            for m, s, _ in self._probes:
-                m.solver = s
-        if not self._probes:
+        if not self._updates:
             return res
         res, status = res
-        for (m, solver, _), solves in zip(self._probes, status, strict=True):
+        for m, solves in zip(self._updates, status, strict=True):
             for converged, norms, iterations in solves:
                 if not bool(converged.all()):
-                    describe = getattr(solver, "describe", None)
+                    describe = getattr(m.solver, "describe", None)
                     raise ConvergenceError.at_points(
                         f"{m._label()} (py-jit)",
                         ~converged,
@@ -568,19 +537,15 @@ def _typed_inputs(names, types_, subs, xs) -> dict[str, TensorWrapper]:
 
 
 def _with_status(model, fn):
-    """``(fn(), status)``: per probed solver (in module order, as ``CompiledModel._probes``),
-    a tuple of its solves' ``(converged, residual_norm, iterations)``."""
-    probes = [
-        m.solver for m in model.modules() if isinstance(getattr(m, "solver", None), _SolverProbe)
-    ]
-    if not probes:
+    """``(fn(), status)``: per implicit update (in module order, as
+    ``CompiledModel._updates``), a tuple of its solves' ``(converged, residual_norm,
+    iterations)``; just ``fn()`` for a model without one."""
+    updates = implicit_updates(model)
+    if not updates:
         return fn()
-    logs: list[list] = [[] for _ in probes]
-    for p, log in zip(probes, logs, strict=True):
-        p.log = log
+    logs = record_solves(updates)
     out = fn()
-    for p in probes:
-        p.log = None
+    stop_recording(updates)
     return out, tuple(tuple(log) for log in logs)
 
 

@@ -125,6 +125,66 @@ def _jacobian_block_seeded(
     return buf.movedim(0, -1)
 
 
+class SolveStatus:
+    """What an implicit update reports about its Newton solves (one per update).
+
+    Off (the default), a solve is checked eagerly, and a failure raises a
+    ``ConvergenceError``. :func:`record_solves` turns logging on: every solve then
+    appends ``(converged (*B) bool, residual_norm (*B), iterations ())``, which a
+    traced graph returns as an output (a compiled route cannot raise in the graph);
+    ``check=False`` also skips the eager check (a probe at arbitrary inputs).
+    A plain object, not a module attribute swap: Dynamo and ``torch.export`` trace
+    its two attribute writes like any Python state.
+    """
+
+    def __init__(self) -> None:
+        self.log: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None
+        self.check = True
+
+
+def implicit_updates(model: torch.nn.Module) -> list[ImplicitUpdate]:
+    """Every implicit update in *model* (itself included), in module order.
+
+    Args:
+        model: any model.
+
+    Returns:
+        The ``ImplicitUpdate`` modules, the order ``model.modules()`` visits them.
+    """
+    return [m for m in model.modules() if isinstance(m, ImplicitUpdate)]
+
+
+def record_solves(
+    updates: list[ImplicitUpdate], *, check: bool = True
+) -> list[list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]]:
+    """Make each of *updates* log its solves until :func:`stop_recording`.
+
+    Args:
+        updates: what :func:`implicit_updates` returned.
+        check: whether a failed solve still raises eagerly (``False``: a probe).
+
+    Returns:
+        One list per update, in order, that its solves append
+        ``(converged (*B), residual_norm (*B), iterations ())`` to.
+    """
+    logs: list[list] = []
+    for m in updates:
+        log: list = []
+        m.solve_status.log, m.solve_status.check = log, check
+        logs.append(log)
+    return logs
+
+
+def stop_recording(updates: list[ImplicitUpdate]) -> None:
+    """Turn the logging of :func:`record_solves` off again (and the eager check on).
+
+    Args:
+        updates: what was passed to :func:`record_solves`.
+    """
+    for m in updates:
+        m.solve_status.log, m.solve_status.check = None, True
+
+
 @register()
 class ImplicitUpdate(Model):
     """Unknowns ``u`` such that ``r(u; g) = 0`` (Newton inside the graph; IFT derivatives)."""
@@ -151,6 +211,8 @@ class ImplicitUpdate(Model):
             )
         system = self.opts["equation_system"]
         self.system = system
+        #: the solves' status, for the traced routes (:func:`record_solves`)
+        self.solve_status = SolveStatus()
         self.solver = self.opts["solver"]
         if not hasattr(self.solver, "solve") or not hasattr(self.solver, "check"):
             raise self.error("is not a nonlinear solver (Newton, NewtonWithLineSearch)", "solver")
@@ -350,7 +412,11 @@ class ImplicitUpdate(Model):
             args = [d.detach() for d in datas]
             jac_fn = self._jacobian_fn(fn, given, ulay, rlay, u0.detach(), args)
             res = self.solver.solve(jac_fn, u0.detach(), *args, residual=residual)
-        if not (torch.compiler.is_compiling() or torch.compiler.is_exporting()):
+        status = self.solve_status
+        if status.log is not None:
+            status.log.append((res.converged, res.residual_norm, res.iterations))
+        tracing = torch.compiler.is_compiling() or torch.compiler.is_exporting()
+        if status.check and not tracing:
             self.solver.check(res, self._label())
         u = res.u
         if torch.is_grad_enabled() and (
