@@ -3,6 +3,10 @@
 With ``NEML2_FAIL_ON_SKIP=1`` (set by ``nox -s integration``, which CI runs) a skipped
 test fails the run: in CI a missing prerequisite is a failure, not a skip that reads as
 a pass. Skips for a missing GPU are the one exception (no accelerator is lent to CI).
+
+Tests marked ``slow_compile`` (the cold AOTI compiles of implicit models, minutes
+each) are opt-in: without ``NEML2_TEST_AOTI_IMPLICIT=1`` they are deselected (pytest
+counts them as deselected, which is what they are), not skipped.
 """
 
 from __future__ import annotations
@@ -13,6 +17,21 @@ import pytest
 
 #: words in a skip reason that mark a test needing hardware CI does not have
 HARDWARE = ("cuda", "gpu")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow_compile: a cold AOTI compile of minutes (NEML2_TEST_AOTI_IMPLICIT=1)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("NEML2_TEST_AOTI_IMPLICIT") == "1":
+        return
+    slow = [item for item in items if item.get_closest_marker("slow_compile")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow_compile")]
 
 
 def allowed_skip(reason: str) -> bool:

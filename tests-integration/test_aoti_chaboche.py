@@ -13,7 +13,6 @@ Inductor cannot lower those inside a while_loop, which neml2-compile works aroun
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -34,10 +33,7 @@ F64 = torch.float64
 pytestmark = pytest.mark.skipif(not CASE.is_dir(), reason="../shared/conformance is not available")
 #: the compile takes minutes cold (see benchmarks/aoti/results.md): opt-in like
 #: test_aoti_implicit.py; warm runs reuse build/aoti-cache without even exporting
-slow = pytest.mark.skipif(
-    os.environ.get("NEML2_TEST_AOTI_IMPLICIT") != "1",
-    reason="slow cold compile: set NEML2_TEST_AOTI_IMPLICIT=1",
-)
+slow = pytest.mark.slow_compile  # deselected unless NEML2_TEST_AOTI_IMPLICIT=1 (conftest.py)
 
 
 @pytest.fixture(scope="session")

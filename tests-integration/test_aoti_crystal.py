@@ -14,7 +14,6 @@ of the compiled one; its ``jvp`` with a per-slip tangent checks the full couplin
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -38,10 +37,7 @@ PAIRS = ["cauchy_stress:deformation_rate", f"{RHO}:{RHO}~1", f"{RHO}:deformation
 pytestmark = pytest.mark.skipif(not CASE.is_dir(), reason="../shared/conformance is not available")
 #: the compile takes minutes cold (see benchmarks/aoti/results.md): opt-in like
 #: test_aoti_implicit.py; warm runs reuse build/aoti-cache without even exporting
-slow = pytest.mark.skipif(
-    os.environ.get("NEML2_TEST_AOTI_IMPLICIT") != "1",
-    reason="slow cold compile: set NEML2_TEST_AOTI_IMPLICIT=1",
-)
+slow = pytest.mark.slow_compile  # deselected unless NEML2_TEST_AOTI_IMPLICIT=1 (conftest.py)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,6 @@ runs only with NEML2_TEST_AOTI_IMPLICIT=1 (warm runs reuse build/aoti-cache).
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -38,10 +37,7 @@ F64 = torch.float64
 
 pytestmark = [
     pytest.mark.skipif(not CASE.is_dir(), reason="../shared/conformance is not available"),
-    pytest.mark.skipif(
-        os.environ.get("NEML2_TEST_AOTI_IMPLICIT") != "1",
-        reason="slow cold compile: set NEML2_TEST_AOTI_IMPLICIT=1",
-    ),
+    pytest.mark.slow_compile,  # deselected unless NEML2_TEST_AOTI_IMPLICIT=1 (conftest.py)
 ]
 
 
