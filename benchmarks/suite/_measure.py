@@ -22,6 +22,7 @@ import statistics
 import time
 from pathlib import Path
 
+import _agreement
 import torch
 
 FIELDS = [
@@ -238,6 +239,14 @@ class Stepper:
                 vals[n] = states[-j][base] if j <= len(states) else states[0][base]
         return vals
 
+    def inputs_digest(self, nsteps: int) -> str:
+        """SHA-256 of every input steps 1..*nsteps* read: the prescribed values of
+        steps 0..*nsteps*, the initial state and the zero histories."""
+        named = {f"history/{n}": v[: nsteps + 1] for n, v in self.forces.items()}
+        named.update({f"initial/{n}": [v] for n, v in self.state0.items()})
+        named.update({f"zero/{n}": [v] for n, v in self.zeros.items()})
+        return _agreement.digest(named)
+
     def first_step_inputs(self) -> dict:
         return self.inputs(1, [self.state0])
 
@@ -261,8 +270,14 @@ class Stepper:
 def measure_batch(
     side, workload, route, adapter, w, batch: int, hist: dict, ics: dict, opts
 ) -> list[dict]:
-    """Evaluation throughput, latency (batch 1), transient throughput and peak memory."""
+    """Evaluation throughput, latency (batch 1), transient throughput and peak memory.
+
+    With ``opts.fingerprint_dir`` the results (one evaluation's outputs, the transient
+    run's final state) are saved there for ``run.py``'s agreement check (``_agreement``),
+    after the timings and the peak memory are taken.
+    """
     rows = []
+    final, transient_reason = None, "not run"
     stepper = Stepper(adapter, hist, ics, w.state_sub_batch, batch)
     x = stepper.first_step_inputs()
     reset_peak()
@@ -336,9 +351,11 @@ def measure_batch(
         steps = opts.steps
         estimate = steps * med
         if opts.steps <= 0 or batch > 100_000:
-            pass  # the roofline batch (1e6) measures evaluations only
+            # the roofline batch (1e6) measures evaluations only
+            transient_reason = "no transient run at this batch"
         elif estimate > opts.transient_budget:
             note = f"estimated {estimate:.0f} s > budget {opts.transient_budget:.0f} s"
+            transient_reason = f"skipped (over budget): {note}"
             for m, u in (("transient_points_per_s", "point-steps/s"), ("transient_time_s", "s")):
                 rows.append(
                     row(
@@ -359,10 +376,12 @@ def measure_batch(
             while True:
                 t0 = time.perf_counter()
                 try:
-                    stepper.run(steps)
+                    final = None  # the last repeat's state only (not two at once)
+                    final = stepper.run(steps)
                 except Exception as e:  # convergence failure etc.: record, go on
                     status = "failed"
                     note = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+                    final, transient_reason = None, f"failed: {note}"
                     break
                 ttimes.append(time.perf_counter() - t0)
                 spent = time.perf_counter() - start
@@ -412,6 +431,7 @@ def measure_batch(
                     rows.append(
                         row(side, workload, route, batch, m, unit=u, status=status, note=note)
                     )
+    peak = peak_mb()
     rows.append(
         row(
             side,
@@ -419,12 +439,33 @@ def measure_batch(
             route,
             batch,
             "peak_rss_delta_mb",
-            peak_mb() - base_rss,
+            peak - base_rss,
             n=1,
             unit="MB",
-            note=f"process peak {peak_mb():.0f} MB",
+            note=f"process peak {peak:.0f} MB",
         )
     )
+    fp_dir = getattr(opts, "fingerprint_dir", None)
+    if fp_dir is not None:
+        # copied before the next call: a compiled route may reuse its output buffers
+        if final is not None:
+            final = {n: _agreement.points(_agreement.raw(v)) for n, v in final.items()}
+        eval_out, eval_reason = None, ""
+        try:
+            with torch.no_grad():
+                eval_out = call(x)
+        except Exception as e:
+            eval_reason = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:160]}"
+        _agreement.save(
+            _agreement.path(fp_dir, side, workload, route, batch),
+            eval_out=eval_out,
+            eval_reason=eval_reason,
+            eval_inputs=x,
+            eval_digest=stepper.inputs_digest(1),
+            transient_out=final,
+            transient_reason=transient_reason,
+            transient_digest=stepper.inputs_digest(steps) if final is not None else "",
+        )
     return rows
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _agreement
 import _measure as M
 from _adapters import RawAdapter, TypedAdapter
 from _worker_args import parser
@@ -166,6 +167,11 @@ def _measure_cpp(w, a, adapter, b: int) -> list[dict]:
     if b == 1:
         rows.append(
             M.row(SIDE, w.name, "cpp-aoti", b, "latency_us", med * 1e6, n=repeat, unit="us")
+        )
+    if a.fingerprint_dir is not None:
+        _agreement.save_missing(
+            _agreement.path(a.fingerprint_dir, SIDE, w.name, "cpp-aoti", b),
+            "the C++ timing program returns no outputs",
         )
     return rows
 

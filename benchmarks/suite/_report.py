@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from _agreement import FLOOR, RTOL
 from _workloads import WORKLOADS, points_label
 
 #: bytes one elasticity update must move: read strain + write stress, 6 float64 each
@@ -44,6 +45,35 @@ def _ratio(a: dict | None, b: dict | None) -> float | None:
     return a["value"] / b["value"]
 
 
+AGREE = "agreement_max_rel"
+
+
+def _agreement(idx: dict, w, route, b, quantity: str, other: str) -> dict | None:
+    """The agreement row of our *route* against *other* (``reference-py-eager``, ...)."""
+    return idx.get(("ours", w, route, b, f"{AGREE}:{quantity}:{other}"))
+
+
+def _agree_cell(r: dict | None, timed: bool) -> str:
+    """``3.1e-16``; ``✗ 2.0e-03`` / ``✗ nan`` when it disagrees; ``missing`` without a
+    result to compare; ``unchecked`` when both timings exist but nothing was compared."""
+    if r is None:
+        return "unchecked" if timed else "–"
+    if r["status"] == "missing":
+        return "missing"
+    v = "nan" if r["value"] is None else f"{r['value']:.1e}"
+    return v if r["status"] == "ok" else f"✗ {v}"
+
+
+def _disagrees(idx: dict, w, route, b, quantity: str) -> bool:
+    """Does our *route* disagree with anything it was compared with?"""
+    prefix = f"{AGREE}:{quantity}:"
+    return any(
+        k[0] == "ours" and k[1:4] == (w, route, b) and k[4].startswith(prefix)
+        and r["status"] == "disagree"
+        for k, r in idx.items()
+    )  # fmt: skip
+
+
 def _batches(rows) -> list[int]:
     return sorted({r["batch"] for r in rows if isinstance(r["batch"], int)})
 
@@ -71,6 +101,18 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
         "`skipped (over budget)`: estimated over the per-cell time budget; `failed`: see "
         "results.csv for the error.",
         "",
+        "Agreement (`agree`): before a ratio is shown, the two sides' results on the same "
+        "inputs are compared: the max relative difference `max|ours - ref| / "
+        f"max(max|ref|, {FLOOR:g})` over the output variables of one evaluation "
+        "(evaluation rows) or of the state after the transient run (transient rows), "
+        f"worst over variables. Above {RTOL:g} (the conformance checks' rtol; their atol "
+        f"1e-8 is the {FLOOR:g} floor), or NaN/inf, a missing variable or different "
+        "inputs, the cell is marked `✗` and its ratio is replaced by **DISAGREE**: it is "
+        "not a speed-up. `missing`: a side has no result to compare (see results.csv); "
+        "`unchecked`: both were timed but no results were saved. A cell of ours marked "
+        "`✗` disagrees with the reference's py-eager or our own py-eager (section "
+        "*Agreement* lists every comparison).",
+        "",
     ]
     sections = [
         ("eval_points_per_s", "Model evaluation throughput (material points / s)", True),
@@ -81,9 +123,10 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
         md += [f"## {title}", ""]
         head = "| workload | batch |"
         sep = "|---|---:|"
+        quantity = "eval" if metric.startswith("eval") else "transient"
         for route in ("py-eager", "py-aoti"):
-            head += f" ours {route} | reference {route} | ratio |"
-            sep += "---:|---:|---:|"
+            head += f" ours {route} | reference {route} | ratio | agree |"
+            sep += "---:|---:|---:|---:|"
         head += "".join(f" ours {r} |" for r in OURS_ONLY)
         sep += "---:|" * len(OURS_ONLY)
         md += [head, sep]
@@ -96,10 +139,14 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
                     r = idx.get(("reference", w, route, b, metric))
                     have |= o is not None or r is not None
                     q = _ratio(o, r)
+                    ag = _agreement(idx, w, route, b, quantity, f"reference-{route}")
+                    bad = ag is not None and ag["status"] == "disagree"
+                    mark = " ✗" if _disagrees(idx, w, route, b, quantity) else ""
                     cells += [
-                        _fmt(o) + _spread(o),
+                        _fmt(o) + _spread(o) + mark,
                         _fmt(r) + _spread(r),
-                        "–" if q is None else f"**{q:.2f}**",
+                        "**DISAGREE**" if bad else "–" if q is None else f"**{q:.2f}**",
+                        _agree_cell(ag, q is not None),
                     ]
                     csv_rows.append(
                         {
@@ -109,15 +156,18 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
                             "route": route,
                             "ours": _val(o),
                             "reference": _val(r),
-                            "ratio": "" if q is None else f"{q:.4g}",
+                            "ratio": "" if q is None or bad else f"{q:.4g}",
                             "ours_status": _st(o),
                             "reference_status": _st(r),
+                            "agreement_max_rel": _val(ag),
+                            "agreement_status": _st(ag),
                         }
                     )
                 for extra in OURS_ONLY:
                     j = idx.get(("ours", w, extra, b, metric))
                     have |= j is not None
-                    cells.append(_fmt(j) + _spread(j))
+                    mark = " ✗" if _disagrees(idx, w, extra, b, quantity) else ""
+                    cells.append(_fmt(j) + _spread(j) + mark)
                 if have:
                     md.append(f"| {w} | {points_label(b)} | " + " | ".join(cells) + " |")
         md.append("")
@@ -205,6 +255,7 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
                 }
             )
         md.append(f"| {w} | " + " | ".join(cells) + " |")
+    md += _agreement_section(rows)
     notes = [r for r in rows if r["metric"] == "available" and r["status"] != "ok"]
     if notes:
         md += ["", "## Routes not measured", ""]
@@ -230,10 +281,53 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
             "ratio",
             "ours_status",
             "reference_status",
+            "agreement_max_rel",
+            "agreement_status",
         ]
-        wr = csv.DictWriter(f, fieldnames=fields)
+        wr = csv.DictWriter(f, fieldnames=fields, restval="")
         wr.writeheader()
         wr.writerows(csv_rows)
+
+
+def _agreement_section(rows: list[dict]) -> list[str]:
+    """Every agreement check: one row per (workload, batch, quantity), one column per
+    (our route, compared with); the notes of the ones that are not ok below it."""
+    agree = [r for r in rows if r["metric"].startswith(AGREE + ":")]
+    if not agree:
+        return []
+    idx = _index(agree)
+    pairs = []
+    for route in ROUTES:
+        for other in ("reference-py-eager", f"reference-{route}", "ours-py-eager"):
+            if (route, other) in pairs or other == f"ours-{route}":
+                continue
+            if any(r["route"] == route and r["metric"].endswith(":" + other) for r in agree):
+                pairs.append((route, other))
+    md = [
+        "",
+        "## Agreement (max relative difference on the same inputs)",
+        "",
+        f"Tolerance {RTOL:g} (see the top of this page); `✗`: disagree.",
+        "",
+        "| workload | batch | result | "
+        + " | ".join(f"ours {r} vs {o.replace('-', ' ', 1)}" for r, o in pairs)
+        + " |",
+        "|---|---:|---|" + "---:|" * len(pairs),
+    ]
+    for w in _workloads(agree):
+        for b in _batches(agree):
+            for q in ("eval", "transient"):
+                cells = [_agreement(idx, w, r, b, q, o) for r, o in pairs]
+                if all(c is None for c in cells):
+                    continue
+                shown = ["–" if c is None else _agree_cell(c, False) for c in cells]
+                md.append(f"| {w} | {points_label(b)} | {q} | " + " | ".join(shown) + " |")
+    bad = [r for r in agree if r["status"] != "ok"]
+    if bad:
+        md += ["", "Not ok:", ""]
+        md += [f"- {r['workload']} / {r['route']} / batch {r['batch']}: {r['status']} — "
+               f"{r['note']}" for r in bad]  # fmt: skip
+    return md
 
 
 def _val(r):
@@ -379,7 +473,8 @@ def readme(meta: dict, out: Path) -> None:
         f"{meta['load_average_start'][0]:.1f} at the start and "
         f"{meta['load_average_end'][0]:.1f} at the end of the run.",
         "",
-        "- `side_by_side.md` / `.csv`: ours vs reference per cell, ratio ours/reference",
+        "- `side_by_side.md` / `.csv`: ours vs reference per cell, ratio ours/reference, "
+        "and the max relative difference of the results on the same inputs (`agree`)",
         "- `results.csv`: every measured row (median, fastest/slowest repeat, repeats, status)",
         "- `throughput_eval.png`, `throughput_transient.png`: throughput vs batch, log-log",
         "- `ROOFLINE.md`, `roofline.json`: bandwidth / FLOP probe and the elasticity bound",

@@ -36,4 +36,9 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", type=Path, help="compile cache for the cached compile")
     p.add_argument("--cpp-exe", type=Path, help="cpp-aoti: the C++ timing program")
     p.add_argument("--out", type=Path, required=True, help="JSON-lines file to append rows to")
+    p.add_argument(
+        "--fingerprint-dir",
+        type=Path,
+        help="save each batch's results here for the agreement check (_agreement.py)",
+    )
     return p

@@ -9,7 +9,11 @@ Every (side, workload, route) runs in a fresh subprocess (``_ours_worker.py`` wi
 Python, ``_reference_worker.py`` with the reference environment's, see
 ``_reference_env.py``) that measures every batch size in turn: one model evaluation
 (throughput, and latency at batch 1), a transient run of ``--steps`` steps, and the
-peak resident memory of the cell (VmHWM, reset before each batch). Compile times
+peak resident memory of the cell (VmHWM, reset before each batch). Each worker also
+saves its results per batch (``<out-dir>/fingerprints``, ``_agreement.py``); once all
+have run, every route of ours is compared with the reference's py-eager and same route
+and with our py-eager on the same inputs (rows ``agreement_max_rel:...``, the ``agree``
+column of the side-by-side table; a cell that disagrees shows no ratio). Compile times
 (cold: empty caches; cached) are measured by the py-aoti workers. Results go to
 ``benchmarks/results/<date>_<machine>/``: ``results.csv`` (every row),
 ``side_by_side.{md,csv}`` (ours / reference per cell), ``throughput_*.png`` and
@@ -24,6 +28,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+import _agreement  # noqa: E402
 import _reference_env  # noqa: E402
 import _report  # noqa: E402
 from _measure import FIELDS, row  # noqa: E402
@@ -174,6 +180,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         "commit",
     )
     p.add_argument("--no-roofline", action="store_true")
+    p.add_argument(
+        "--keep-fingerprints",
+        action="store_true",
+        help="keep the results both sides saved for the agreement check "
+        "(<out-dir>/fingerprints/*.pt; removed once compared otherwise)",
+    )
     p.add_argument("--out-dir", type=Path, help="default benchmarks/results/<date>_<machine>")
     p.add_argument("--note", default="", help="a line for the results README")
     a = p.parse_args(argv)
@@ -271,6 +283,8 @@ def run_worker(
         str(ROOT / "build" / "aoti-cache"),
         "--out",
         str(raw),
+        "--fingerprint-dir",
+        str(a.fingerprint_dir),
     ]
     if route == "cpp-aoti" and a.cpp_exe is not None:
         cmd += ["--cpp-exe", str(a.cpp_exe)]
@@ -386,6 +400,9 @@ def main(argv=None) -> int:
     raw = out / "rows.jsonl"
     if raw.exists():
         raw.unlink()
+    a.fingerprint_dir = out / "fingerprints"
+    if a.fingerprint_dir.exists():
+        shutil.rmtree(a.fingerprint_dir)
     logf = (out / "run.log").open("w")
 
     def log(msg: str) -> None:
@@ -457,10 +474,12 @@ def main(argv=None) -> int:
         for side in a.sides
         if route in routes[side] and (route != "py-jit" or w in a.jit_workloads)
     ]
+    planned: dict[tuple[str, str, str], list[int]] = {}
     for i, (w, route, side) in enumerate(jobs):
         batches = list(a.batches)
         if w == "elasticity" and roofline is not None and route != "py-jit":
             batches.append(ROOFLINE_BATCH)
+        planned[(side, w, route)] = batches
         timeout = a.cell_timeout
         if a.max_minutes:
             left = 60 * a.max_minutes - (time.time() - started)
@@ -480,13 +499,81 @@ def main(argv=None) -> int:
             timeout = min(timeout, max(30.0, 1.5 * left / (len(jobs) - i)))
         run_worker(pythons[side], scripts[side], side, w, route, batches, a, raw, log, timeout)
     rows = [json.loads(line) for line in raw.read_text().splitlines()] if raw.exists() else []
+    rows += agreement_rows(a.fingerprint_dir, planned, log)
     meta["finished_utc"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     meta["wall_s"] = round(time.time() - started)
     meta["load_average_end"] = os.getloadavg()
     write_results(out, rows, meta, roofline, log)
-    raw.unlink()  # only once the results are written
+    raw.unlink(missing_ok=True)  # only once the results are written
+    if not a.keep_fingerprints:
+        shutil.rmtree(a.fingerprint_dir, ignore_errors=True)
     log(f"done in {meta['wall_s']} s")
     return 0
+
+
+def comparisons(planned: dict) -> list[tuple]:
+    """``(workload, route, batch, other_side, other_route)`` per agreement check: each
+    of our routes against the reference's py-eager and the reference's same route, and
+    each of our routes but py-eager against our py-eager, at the batches both ran."""
+    out = []
+    for (side, w, route), batches in planned.items():
+        if side != "ours":
+            continue
+        others = [("reference", "py-eager")]
+        if route != "py-eager":
+            others += [("reference", route), ("ours", "py-eager")]
+        for other in others:
+            theirs = planned.get((other[0], w, other[1]))
+            if theirs is None:
+                continue
+            out += [(w, route, b, *other) for b in batches if b in theirs]
+    return out
+
+
+def agreement_rows(fp_dir: Path, planned: dict, log=print) -> list[dict]:
+    """Rows ``agreement_max_rel:<quantity>:<side>-<route>`` for our (workload, route,
+    batch): the max relative difference of our results from the other side's on the
+    same inputs (``_agreement.compare``), status ok / disagree / missing."""
+    rows = []
+    cache: dict[tuple, dict | None] = {}
+
+    def fp(side, w, route, b):
+        key = (side, w, route, b)
+        if key not in cache:
+            cache[key] = _agreement.load(_agreement.path(fp_dir, *key))
+        return cache[key]
+
+    for w, route, b, oside, oroute in comparisons(planned):
+        mine, theirs = fp("ours", w, route, b), fp(oside, w, oroute, b)
+        for q in _agreement.QUANTITIES:
+            if (
+                mine is not None
+                and theirs is not None
+                and mine[q] is None
+                and theirs[q] is None
+                and mine[f"{q}_reason"] == theirs[f"{q}_reason"]
+            ):
+                continue  # neither side computed it (e.g. no transient run at 1e6)
+            status, value, note = _agreement.compare(
+                mine, theirs, q, (f"ours {route}", f"{oside} {oroute}")
+            )
+            rows.append(
+                row(
+                    "ours",
+                    w,
+                    route,
+                    b,
+                    f"agreement_max_rel:{q}:{oside}-{oroute}",
+                    value,
+                    n=1,
+                    unit="rel",
+                    status=status,
+                    note=note,
+                )
+            )
+            shown = "–" if value is None else f"{value:.2e}"
+            log(f"agreement {w} {b} {q}: ours {route} vs {oside} {oroute}: {shown} {status}")
+    return rows
 
 
 def write_results(out: Path, rows: list[dict], meta: dict, probe, log) -> None:
