@@ -141,3 +141,33 @@ def test_run_model_unit_test(tmp_path, capsys):
     # a missing [Tensors] reference is a located fatal error
     assert run_main([str(p), "unit", "Drivers/unit/output_SR2_values=nope"]) == EXIT_FATAL
     assert "'nope' is neither a number nor a [Tensors] name" in capsys.readouterr().err
+
+
+def test_neml2_warnings_print_as_the_tool_s_lines(tmp_path, capsys):
+    """A neml2 warning reads `neml2-run: warning: file:line: ...`, not a Python source
+    line; the default warning display is back afterwards."""
+    import warnings
+
+    shown = warnings.showwarning
+    path = tmp_path / "orphan.i"
+    path.write_text(
+        "[Tensors]\n"
+        "  [times]\n    type = Python\n    expr = 'linspace(Scalar(0.0), Scalar(1.0), 3)'\n  []\n"
+        "  [e]\n    type = Python\n"
+        "    expr = 'linspace(SR2.fill(0.0), SR2.fill(1e-3, 0.0, 0.0), 3)'\n  []\n"
+        "[]\n"
+        "[Models]\n"
+        "  [m]\n    type = SR2LinearCombination\n    from = 'E p~1'\n    to = 's'\n  []\n"
+        "[]\n"
+        "[Drivers]\n"
+        "  [d]\n    type = TransientDriver\n    model = 'm'\n    prescribed_time = 'times'\n"
+        "    prescribed_SR2_names = 'E'\n    prescribed_SR2_values = 'e'\n  []\n"
+        "[]\n"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert run_main([str(path), "d", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "neml2-run: warning: " in err and "input 'p~1' has no source" in err
+    assert "orphan.i:" in err and "_check_history_sources" not in err
+    assert warnings.showwarning is shown

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,24 @@ EXIT_FATAL = 1
 EXIT_CONVERGENCE = 3
 
 
+def _neml2_warning_format(prog: str):
+    """A ``warnings.showwarning`` that prints neml2's own warnings as ``prog: warning:
+    <message>`` (the message names the input file and line) instead of the Python source
+    line that raised it; any other warning is shown as Python shows it."""
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if category.__module__.startswith("neml2."):
+            print(f"{prog}: warning: {message}", file=file or sys.stderr)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    return show
+
+
 def _guarded(prog: str, body: Callable[[], int]) -> int:
+    saved = warnings.showwarning
+    warnings.showwarning = _neml2_warning_format(prog)
     try:
         return body()
     except ConvergenceError as e:
@@ -35,6 +53,8 @@ def _guarded(prog: str, body: Callable[[], int]) -> int:
     except FatalError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return EXIT_FATAL
+    finally:
+        warnings.showwarning = saved
 
 
 def _quiet_broken_pipe(main: Callable[..., int]) -> Callable[..., int]:
