@@ -232,7 +232,7 @@ class TransientDriver(Driver):
                     f"time history has {nsteps}"
                 )
         self._check_times(times.data)
-        self._check_inputs(model, forces, tname)
+        self._check_inputs(model, forces, ics, tname)
 
         result: dict[str, torch.Tensor] = {}
         for n, v in forces.items():
@@ -358,7 +358,7 @@ class TransientDriver(Driver):
             "prescribed_time",
         )
 
-    def _check_inputs(self, model, forces, tname) -> None:
+    def _check_inputs(self, model, forces, ics, tname) -> None:
         bad = []
         for n in model.input_spec:
             if n == tname or n in forces or history_of(n) is not None:
@@ -370,7 +370,7 @@ class TransientDriver(Driver):
                 f"model '{self.opts['model']}' input(s) {', '.join(bad)} are neither prescribed "
                 f"(prescribed_<Type>_names), the time '{tname}', nor history (name~1){origins}"
             )
-        self._check_history_sources(model, forces, tname)
+        self._check_history_sources(model, forces, ics, tname)
         unused = [n for n in forces if n not in model.input_spec]
         if unused:
             raise self.error(
@@ -378,13 +378,12 @@ class TransientDriver(Driver):
                 f"'{self.opts['model']}' (its inputs: {', '.join(model.input_spec)})"
             )
 
-    def _check_history_sources(self, model, forces, tname) -> None:
+    def _check_history_sources(self, model, forces, ics, tname) -> None:
         """Warn about a history input ``x~m`` that is zero at every step: ``x`` is not
         the time, prescribed, an output of the model nor given an initial condition, so
         nothing ever sets it (a model whose state is not among its outputs; results are
         then wrong, not failed). A history read only by an implicit update's predictor
         is exempt: it sets Newton's starting point, never the converged answer."""
-        ics = set(self._named("ic"))
         for n in model.input_spec:
             lag = history_of(n)
             if lag is None:
