@@ -18,7 +18,7 @@ import nox
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["tests", "integration", "cpp", "wheels", "compat", "lint", "docs"]
+nox.options.sessions = ["tests", "integration", "cpp", "mpi", "wheels", "compat", "lint", "docs"]
 
 ROOT = Path(__file__).resolve().parent
 CPP = ROOT / "cpp"
@@ -35,10 +35,6 @@ PACKAGES = [
 ]
 
 
-#: ``uv sync`` arguments that leave the compiled runtime out (nothing to build).
-NO_RUNTIME = ("--no-install-package", "neml2-aoti-runtime")
-
-
 def _sync(session: nox.Session, *args: str) -> None:
     """Install the locked environment described by ``uv sync`` *args* into the session venv."""
     session.run_install(
@@ -53,6 +49,14 @@ def _sync(session: nox.Session, *args: str) -> None:
 
 def _python(session: nox.Session) -> str:
     return str(Path(session.virtualenv.location) / "bin" / "python")
+
+
+def _workers(session: nox.Session) -> list[str]:
+    """pytest-xdist arguments: two workers (one per core of the CI machine), tests grouped
+    as tests-integration/conftest.py says; none when the posargs choose (``-- -n 0``)."""
+    if any(a.startswith(("-n", "--numprocesses", "--dist")) for a in session.posargs):
+        return []
+    return ["-n", "2", "--dist", "loadgroup"]
 
 
 def _release_tool():
@@ -86,30 +90,48 @@ def tests(session: nox.Session, package: str) -> None:
     session.run("python", "-m", "pytest", str(tests_dir), "-q", *session.posargs)
 
 
+#: the zoo models whose six-route matrix runs in the default `integration` session (every
+#: zoo model: `nox -s routes`)
+CI_ROUTE_MODELS = (
+    "elasticity",
+    "j2_isoharden",
+    "chaboche",
+    "perzyna",
+    "crystal_per_slip",
+    "taylor",
+)
+
+
 @nox.session
 def integration(session: nox.Session) -> None:
-    """Run the cross-package tests in tests-integration/ (the route matrix has its own
-    session; its one-process py-jit sequence, routes/test_jit_one_process.py, runs here)."""
+    """Run the cross-package tests in tests-integration/, the six-route matrix on the
+    CI_ROUTE_MODELS included, on two pytest-xdist workers."""
     _sync(session, "--all-packages")
     tests = ROOT / "tests-integration"
-    ignore = f"--ignore={tests / 'routes' / 'test_routes.py'}"
     # The package tests that need a sibling package (skipped in their own isolated
     # `tests` session) run here, where every package is installed.
     siblings = [
         ROOT / "packages" / "neml2-models" / "tests" / "test_plasticity_normality.py",
         ROOT / "packages" / "neml2-aoti-runtime" / "tests" / "test_eager.py",
     ]
+    env = {
+        "NEML2_FAIL_ON_SKIP": "1",  # a skipped prerequisite is a failure (conftest.py)
+        "NEML2_ROUTE_MODELS": ",".join(CI_ROUTE_MODELS),
+        # one intra-op thread per worker: two workers on two cores, no oversubscription
+        "OMP_NUM_THREADS": "1",
+    }
     session.run(
         "python",
         "-m",
         "pytest",
         str(tests),
         *map(str, siblings),
-        ignore,
+        *_workers(session),
         "-q",
         "-rs",
+        "--durations=15",
         *session.posargs,
-        env={"NEML2_FAIL_ON_SKIP": "1"},  # a skipped prerequisite is a failure (conftest.py)
+        env=env,
     )
 
 
@@ -265,8 +287,9 @@ def compat(session: nox.Session) -> None:
         session.log(plan.describe())
         compile_python = None
         if plan.compiler.tag is None:  # this tree's neml2-compile compiles the artifact
-            # (compiling needs no runtime: neml2.aoti only loads AOTIModel stubs)
-            _sync(session, "--package", "neml2-compile", "--no-dev", *NO_RUNTIME)
+            # (with the runtime: it owns the artifact schema the compiler writes through;
+            # uv reuses the runtime wheel an earlier session built)
+            _sync(session, "--package", "neml2-compile", "--no-dev")
             compile_python = _python(session)
         tool.compat.run_check(plan, ROOT, compile_python=compile_python)
     except tool.ToolError as e:
@@ -286,10 +309,9 @@ def release(session: nox.Session) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     """Build the documentation site (MkDocs, warnings are errors) into build/site."""
-    # The build runs neml2-syntax (the model catalogue); the compiled runtime is not needed.
-    _sync(
-        session, "--all-packages", "--group", "docs", "--no-install-package", "neml2-aoti-runtime"
-    )
+    # The build runs neml2-syntax (the model catalogue, AOTIModel included, whose module
+    # needs the runtime's artifact schema); uv reuses the runtime wheel built earlier.
+    _sync(session, "--all-packages", "--group", "docs")
     site = ROOT / "build" / "site"
     config = str(ROOT / "mkdocs.yml")
     session.run("mkdocs", "build", "--strict", "-f", config, "-d", str(site), *session.posargs)
@@ -306,15 +328,18 @@ def _not_yet(session: nox.Session, issue: str) -> None:
     ids=["all", "py-eager", "py-jit", "py-aoti", "cpp-aoti", "cpp-dispatch", "cpp-eager"],
 )
 def routes(session: nox.Session, route: str) -> None:
-    """Six-route conformance matrix vs py-eager; one route: nox -s "routes(cpp-eager)"."""
+    """Six-route matrix vs py-eager on every zoo model (integration runs it on
+    CI_ROUTE_MODELS); one route: nox -s "routes(cpp-eager)"."""
     # `nox -s routes` selects every variant: the matrix runs once, in routes(all)
     requested = session._runner.global_config.sessions or nox.options.sessions or []
     if route != "all" and "routes" in requested:
         session.skip(f"route {route} runs within routes(all)")
     _sync(session, "--all-packages")
     tests = ROOT / "tests-integration" / "routes"
-    env = {"NEML2_ROUTES": route}
-    session.run("python", "-m", "pytest", str(tests), "-q", *session.posargs, env=env)
+    env = {"NEML2_ROUTES": route, "NEML2_ROUTE_MODELS": "all", "OMP_NUM_THREADS": "1"}
+    session.run(
+        "python", "-m", "pytest", str(tests), *_workers(session), "-q", *session.posargs, env=env
+    )
 
 
 @nox.session

@@ -41,7 +41,7 @@ def _inputs(n: int) -> list[torch.Tensor]:
 def test_single_crystal_exports_and_matches_eager():
     model = neml2.load_model(SCP, "model_with_stress")
     assert list(model.input_spec)[:2] == ["deformation_rate", "vorticity"]
-    graph = ForwardGraph(model, [], {}, {})
+    graph = ForwardGraph(model, [], {})
     ep = export_graph(graph, _inputs(3), [])
     loops = [
         n

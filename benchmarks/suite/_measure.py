@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import _agreement
+import _device
 import torch
 
 FIELDS = [
@@ -183,13 +184,14 @@ class Stepper:
     in the history, else the model output ``x`` of step ``k - 1`` / ``k - j`` (the
     current value of a state variable that is also an input is its previous value:
     the initial guess). Steps before 0 read step 0. State starts from
-    ``initial_state`` or zero.
+    ``initial_state`` or zero, on the device of the history's tensors.
     """
 
     def __init__(self, adapter, forces: dict, ics: dict, state_sub: dict, batch: int):
         self.a = adapter
         self.outputs = list(adapter.output_names)
-        nsteps = next(iter(forces.values()))[0].shape[0]
+        first = next(iter(forces.values()))[0]
+        nsteps, device = first.shape[0], first.device
         self.nsteps = nsteps - 1
         self.lags = {n: split_lag(n) for n in adapter.input_names}
         used = {base for base, _ in self.lags.values()}
@@ -209,7 +211,9 @@ class Stepper:
             if base not in self.forces and base not in self.outputs:
                 if lag == 0:
                     raise KeyError(f"input '{n}' is neither prescribed nor a model output")
-                z = torch.zeros((batch, *adapter.input_base_shape(n)), dtype=torch.float64)
+                z = torch.zeros(
+                    (batch, *adapter.input_base_shape(n)), dtype=torch.float64, device=device
+                )
                 self.zeros[n] = adapter.wrap(z, n, 0)
         self.state0 = {}
         for n in self.outputs:
@@ -222,7 +226,9 @@ class Stepper:
                 continue  # an output that is never fed back
             sub_shape = tuple(state_sub.get(n, ()))
             z = torch.zeros(
-                (batch, *sub_shape, *adapter.input_base_shape(name)), dtype=torch.float64
+                (batch, *sub_shape, *adapter.input_base_shape(name)),
+                dtype=torch.float64,
+                device=device,
             )
             self.state0[n] = adapter.wrap(z, n, len(sub_shape))
 
@@ -272,6 +278,12 @@ def measure_batch(
 ) -> list[dict]:
     """Evaluation throughput, latency (batch 1), transient throughput and peak memory.
 
+    On ``opts.device`` cuda (*hist* and *ics* already there) every timed call and
+    transient run ends with ``torch.cuda.synchronize()`` before the clock is read, and
+    the peak device memory (``torch.cuda.max_memory_allocated`` above what was
+    allocated before the batch) is a row ``peak_cuda_delta_mb`` next to the host's
+    ``peak_rss_delta_mb``.
+
     With ``opts.fingerprint_dir`` the results (one evaluation's outputs, the transient
     run's final state) are saved there for ``run.py``'s agreement check (``_agreement``),
     after the timings and the peak memory are taken.
@@ -280,9 +292,12 @@ def measure_batch(
     final, transient_reason = None, "not run"
     stepper = Stepper(adapter, hist, ics, w.state_sub_batch, batch)
     x = stepper.first_step_inputs()
+    device = getattr(opts, "device", "cpu")
+    _device.reset_peak(device)
+    base_device = _device.allocated_mb(device)
     reset_peak()
     base_rss = rss_mb()
-    call = adapter.call
+    call = _device.synced(adapter.call, device)
     with torch.no_grad():
         first, warmups = warm_up(lambda: call(x), WARMUP_S)
         if batch == 1:
@@ -378,6 +393,7 @@ def measure_batch(
                 try:
                     final = None  # the last repeat's state only (not two at once)
                     final = stepper.run(steps)
+                    _device.synchronize(device)
                 except Exception as e:  # convergence failure etc.: record, go on
                     status = "failed"
                     note = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
@@ -445,6 +461,21 @@ def measure_batch(
             note=f"process peak {peak:.0f} MB",
         )
     )
+    if device == "cuda":
+        peak_device = _device.peak_mb(device)
+        rows.append(
+            row(
+                side,
+                workload,
+                route,
+                batch,
+                "peak_cuda_delta_mb",
+                peak_device - base_device,
+                n=1,
+                unit="MB",
+                note=f"torch.cuda.max_memory_allocated {peak_device:.0f} MB",
+            )
+        )
     fp_dir = getattr(opts, "fingerprint_dir", None)
     if fp_dir is not None:
         # copied before the next call: a compiled route may reuse its output buffers

@@ -4,8 +4,10 @@ Run by ``run.py`` with the workspace's Python, one process per (workload, route)
 each has its own peak-memory account. Routes: py-eager (``neml2.load_model``), py-jit
 (``neml2.compile(model)`` where it exists), py-aoti (``neml2.compiler.compile_file`` ->
 ``neml2.aoti.Model``), cpp-aoti (the C++ program of ``benchmarks/aoti/cpp`` on the same
-artifact: evaluations only) and cpp-dispatch (``neml2.aoti.DispatchedModel``, one CPU
-worker per core, called through its binding).
+artifact: evaluations only, its outputs of one call read back for the agreement check)
+and cpp-dispatch (``neml2.aoti.DispatchedModel``, one CPU worker per core, or one
+worker per GPU on cuda, called through its binding). ``--device cuda``: models loaded,
+compiled (``neml2-compile --device cuda``) and fed on the GPU.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _agreement
+import _cpp_io
+import _device
 import _measure as M
 from _adapters import RawAdapter, TypedAdapter
 from _worker_args import parser
-from _workloads import WORKLOADS, history, initial_state
+from _workloads import WORKLOADS, history, initial_state, to_device
 
 SIDE = "ours"
 
@@ -36,7 +40,7 @@ def _compile(w, a, rows, write_into: bool = False):
     *write_into*: with the forward_into graph (cpp-dispatch stores its chunks in place)."""
     from neml2.compiler import CompileOptions, compile_file
 
-    opts = CompileOptions.from_strings(w.model, [], write_into=write_into)
+    opts = CompileOptions.from_strings(w.model, [], devices=[a.device], write_into=write_into)
     # per-grain state (Taylor): the input file declares no sub-batch shapes
     opts = dataclasses.replace(opts, sub_batch=dict(w.state_sub_batch))
     if a.compile in ("cold", "cold-once"):
@@ -86,41 +90,40 @@ def _library_key() -> str:
     return _sources_digest()
 
 
-def _save_inputs(stem: Path, x: dict) -> None:
-    """The C++ program's input format: ``stem.json`` ({"tensors": {"input/<name>":
-    {shape, offset}}}, offsets in float64 elements) + ``stem.bin`` (raw float64)."""
-    import torch
-
-    index, chunks, offset = {}, [], 0
-    for name, t in x.items():
-        t = t.to(torch.float64).contiguous()
-        index[f"input/{name}"] = {"shape": list(t.shape), "offset": offset}
-        chunks.append(t.numpy().astype("<f8").tobytes())
-        offset += t.numel()
-    stem.with_suffix(".bin").write_bytes(b"".join(chunks))
-    stem.with_suffix(".json").write_text(json.dumps({"tensors": index}))
-
-
 #: seconds the C++ program warms up before its timed calls (a fresh process's first
 #: calls on a large batch are several times slower than its steady state)
 CPP_WARMUP_S = 1.0
 
 
-def _cpp_caller(a, artifact: Path):
-    """``call(x)`` runs the C++ program on inputs *x*: it loads the artifact, calls
-    ``neml2::aoti::Model::forward`` for ``CPP_WARMUP_S`` seconds (at least once) to warm
-    up and then ``repeat`` times, and returns its median per-call time and its report
-    (first call, warm-up calls); the caller's own clock is not used."""
+def cpp_command(
+    exe: Path, artifact: Path, inputs: Path, repeat: int, device: str, outputs: Path | None = None
+) -> list[str]:
+    """The C++ program's command line: *inputs* and *outputs* are file stems
+    (``_cpp_io``); with *outputs* it writes the outputs of one more forward call."""
+    cmd = [str(exe), str(artifact), str(inputs), str(repeat), str(CPP_WARMUP_S)]
+    cmd += ["--device", device]
+    if outputs is not None:
+        cmd += ["--outputs", str(outputs)]
+    return cmd
 
-    def call(x, repeat=1):
+
+def _cpp_caller(a, artifact: Path):
+    """``call(x, repeat, outputs)`` runs the C++ program on inputs *x*: it loads the
+    artifact's ``--device`` target, copies the inputs there, calls
+    ``neml2::aoti::Model::forward`` for ``CPP_WARMUP_S`` seconds (at least once) to warm
+    up and then ``repeat`` times (on cuda each call synchronizes the device before its
+    clock is read), and returns its median per-call time and its report (first call,
+    warm-up calls); the caller's own clock is not used. With *outputs* (a file stem) the
+    program also writes the outputs of one more call there (``_cpp_io``)."""
+
+    def call(x, repeat=1, outputs: Path | None = None):
         stem = a.work_dir / "inputs"
-        _save_inputs(stem, x)
-        out = subprocess.run(
-            [str(a.cpp_exe), str(artifact), str(stem), str(repeat), str(CPP_WARMUP_S)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        _cpp_io.save(stem, x)
+        cmd = cpp_command(a.cpp_exe, artifact, stem, repeat, a.device, outputs)
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode != 0:
+            tail = " ".join(out.stderr.strip().splitlines()[-3:])
+            raise RuntimeError(f"{a.cpp_exe.name} exited with {out.returncode}: {tail}")
         report = json.loads(out.stdout.strip().splitlines()[-1])
         return report["forward_us"] * 1e-6, report
 
@@ -128,14 +131,18 @@ def _cpp_caller(a, artifact: Path):
 
 
 def _measure_cpp(w, a, adapter, b: int) -> list[dict]:
-    """cpp-aoti: median per-call time reported by the C++ program (no transient run)."""
+    """cpp-aoti: median per-call time reported by the C++ program (no transient run);
+    with ``--fingerprint-dir``, the outputs of one more call of the same program, read
+    back (``_cpp_io``) and saved for the agreement check. The inputs stay on the CPU
+    here: the program copies them to ``--device`` itself, before its timed calls."""
     hist = history(w, b, max(a.steps, 100))
     st = M.Stepper(adapter, hist, initial_state(w, b), w.state_sub_batch, b)
     x = st.first_step_inputs()
     first, _ = adapter.call(x, 1)
     repeat = a.latency_repeats if b == 1 else a.repeats
     repeat = max(1, min(repeat, int(a.eval_budget / max(first, 1e-6))))
-    med, report = adapter.call(x, repeat)
+    outputs = None if a.fingerprint_dir is None else a.work_dir / "cpp-outputs"
+    med, report = adapter.call(x, repeat, outputs)
     warm = (
         f"after {report['forward_warmup_calls']} warm-up calls in "
         f"{CPP_WARMUP_S:g} s (first call {report['forward_first_us'] * 1e-6:.4g} s)"
@@ -168,10 +175,23 @@ def _measure_cpp(w, a, adapter, b: int) -> list[dict]:
         rows.append(
             M.row(SIDE, w.name, "cpp-aoti", b, "latency_us", med * 1e6, n=repeat, unit="us")
         )
-    if a.fingerprint_dir is not None:
-        _agreement.save_missing(
+    if outputs is not None:
+        eval_out, eval_reason = None, ""
+        try:
+            eval_out = _cpp_io.load(outputs)
+        except (OSError, ValueError, KeyError) as e:
+            eval_reason = f"failed: the C++ program's outputs: {type(e).__name__}: {e}"
+        for suffix in (".json", ".bin"):
+            outputs.with_suffix(suffix).unlink(missing_ok=True)
+        _agreement.save(
             _agreement.path(a.fingerprint_dir, SIDE, w.name, "cpp-aoti", b),
-            "the C++ timing program returns no outputs",
+            eval_out=eval_out,
+            eval_reason=eval_reason,
+            eval_inputs=x,
+            eval_digest=st.inputs_digest(1),
+            transient_out=None,
+            transient_reason="the C++ timing program runs no transient",
+            transient_digest="",
         )
     return rows
 
@@ -184,6 +204,10 @@ def main() -> int:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(a.work_dir / "inductor-cache")
     import torch
 
+    refused = _device.problem(a.device)
+    if refused is not None:  # before anything is loaded, compiled or measured
+        raise SystemExit(f"_ours_worker.py: {refused}")
+
     import neml2
 
     torch.set_grad_enabled(False)
@@ -191,7 +215,7 @@ def main() -> int:
     rows: list[dict] = []
     try:
         if a.route == "py-eager":
-            model = neml2.load_model(w.path, w.model)
+            model = neml2.load_model(w.path, w.model, device=a.device)
             adapter = TypedAdapter(model)
         elif a.route == "py-jit":
             if not hasattr(neml2, "compile"):
@@ -208,7 +232,7 @@ def main() -> int:
                 )
                 M.emit(rows, a.out)
                 return 0
-            model = neml2.load_model(w.path, w.model)
+            model = neml2.load_model(w.path, w.model, device=a.device)
             t0 = time.perf_counter()
             jit = neml2.compile(model)
             rows.append(
@@ -229,25 +253,30 @@ def main() -> int:
             from neml2.aoti import Model as AOTIModel
 
             artifact = M.compiled(w, a, rows, lambda r: _compile(w, a, r), "cold", _library_key())
-            adapter = RawAdapter(AOTIModel(artifact))
+            adapter = RawAdapter(AOTIModel(artifact, device=a.device))
         elif a.route == "cpp-dispatch":
             # neml2::aoti::DispatchedModel through its binding: the call runs in C++ (GIL
             # released), the batch split over one CPU worker per core, each storing its
-            # chunks into the result (the artifact has forward_into, --write-into)
+            # chunks into the result (the artifact has forward_into, --write-into); on
+            # cuda one worker per visible GPU, inputs and outputs on the current one
             from neml2.aoti import DispatchedModel
 
             artifact = M.compiled(
                 w, a, [], lambda r: _compile(w, a, r, write_into=True), "cached", _library_key()
             )
-            workers = ["cpu"] * max(1, os.cpu_count() or 1)
-            adapter = RawAdapter(DispatchedModel(str(artifact), workers=workers))
+            if a.device == "cuda":
+                workers = [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+            else:
+                workers = ["cpu"] * max(1, os.cpu_count() or 1)
+            adapter = RawAdapter(DispatchedModel(str(artifact), workers=workers, device=a.device))
         elif a.route == "cpp-aoti":
             from neml2.aoti import Model as AOTIModel
 
             if a.cpp_exe is None or not a.cpp_exe.is_file():
                 raise FileNotFoundError("no C++ timing program (benchmarks/aoti/cpp) was built")
             artifact = M.compiled(w, a, [], lambda r: _compile(w, a, r), "cached", _library_key())
-            adapter = RawAdapter(AOTIModel(artifact))  # inputs' names and shapes only
+            # inputs' names and shapes only
+            adapter = RawAdapter(AOTIModel(artifact, device=a.device))
             adapter.call = _cpp_caller(a, artifact)
         else:
             raise SystemExit(f"unknown route {a.route}")
@@ -294,10 +323,9 @@ def main() -> int:
             if a.route == "cpp-aoti":
                 rows = _measure_cpp(w, a, adapter, b)
             else:
-                hist = history(w, b, max(a.steps, 100))
-                rows = M.measure_batch(
-                    SIDE, w.name, a.route, adapter, w, b, hist, initial_state(w, b), a
-                )
+                hist = to_device(history(w, b, max(a.steps, 100)), a.device)
+                ics = to_device(initial_state(w, b), a.device)
+                rows = M.measure_batch(SIDE, w.name, a.route, adapter, w, b, hist, ics, a)
             last = (b, next(r["value"] for r in rows if r["metric"] == "eval_time_s"))
         except Exception as e:
             msg = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"

@@ -4,6 +4,9 @@ Run by ``run.py`` with the Python of the reference's own virtual environment (ou
 the uv workspace; see ``_reference_env.py``); it imports only the reference library,
 torch and the package-free helpers next to it. Routes: py-eager (``neml2.load_model``)
 and py-aoti (``neml2.cli.aoti_compile.compile_and_emit_stub`` -> ``neml2.aoti.Model``).
+``--device cuda`` follows the reference's own documentation: the loaded model is moved
+with ``model.to(device=...)``, the exporter is given ``device="cuda"`` (a ``cuda/``
+target), and ``neml2.aoti.Model(path, device="cuda")`` loads that target.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _device
 import _measure as M
 from _adapters import RawAdapter, TypedAdapter
 from _worker_args import parser
-from _workloads import WORKLOADS, history, initial_state
+from _workloads import WORKLOADS, history, initial_state, to_device
 
 SIDE = "reference"
 
@@ -33,7 +37,7 @@ def _compile(w, a, rows):
     from neml2.cli.aoti_compile import compile_and_emit_stub
 
     def once(out: Path) -> Path:
-        compile_and_emit_stub(w.path, out, model=w.model, emit_stub=False)
+        compile_and_emit_stub(w.path, out, model=w.model, device=a.device, emit_stub=False)
         return out / w.model
 
     if a.compile in ("cold", "cold-once"):
@@ -81,6 +85,10 @@ def main() -> int:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(a.work_dir / "inductor-cache")
     import torch
 
+    refused = _device.problem(a.device)
+    if refused is not None:  # before anything is loaded, compiled or measured
+        raise SystemExit(f"_reference_worker.py: {refused}")
+
     import neml2
 
     torch.set_grad_enabled(False)
@@ -88,7 +96,7 @@ def main() -> int:
     rows: list[dict] = []
     try:
         if a.route == "py-eager":
-            model = neml2.load_model(w.path, w.model)
+            model = neml2.load_model(w.path, w.model).to(device=a.device)
             adapter = TypedAdapter(model)
         elif a.route == "py-jit":
             if not hasattr(neml2, "compile"):
@@ -105,7 +113,7 @@ def main() -> int:
                 )
                 M.emit(rows, a.out)
                 return 0
-            model = neml2.load_model(w.path, w.model)
+            model = neml2.load_model(w.path, w.model).to(device=a.device)
             t0 = time.perf_counter()
             jit = neml2.compile(model)
             rows.append(
@@ -126,7 +134,7 @@ def main() -> int:
             from neml2.aoti import Model as AOTIModel
 
             artifact = M.compiled(w, a, rows, lambda r: _compile(w, a, r), "cold-once")
-            adapter = RawAdapter(AOTIModel(str(artifact)))
+            adapter = RawAdapter(AOTIModel(str(artifact), device=a.device))
         else:
             raise SystemExit(f"unknown route {a.route}")
     except M.NotCompiled as e:
@@ -169,10 +177,9 @@ def main() -> int:
         try:
             # the history always has >= 100 increments (step sizes as in the reference
             # benchmarks); a transient run takes the first --steps of them
-            hist = history(w, b, max(a.steps, 100))
-            rows = M.measure_batch(
-                SIDE, w.name, a.route, adapter, w, b, hist, initial_state(w, b), a
-            )
+            hist = to_device(history(w, b, max(a.steps, 100)), a.device)
+            ics = to_device(initial_state(w, b), a.device)
+            rows = M.measure_batch(SIDE, w.name, a.route, adapter, w, b, hist, ics, a)
             last = (b, next(r["value"] for r in rows if r["metric"] == "eval_time_s"))
         except Exception as e:
             msg = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"

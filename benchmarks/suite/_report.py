@@ -74,6 +74,17 @@ def _disagrees(idx: dict, w, route, b, quantity: str) -> bool:
     )  # fmt: skip
 
 
+def _gpu(meta: dict) -> str:
+    """`` and <GPU name> (<n> GiB), measured on cuda`` for a ``--device cuda`` run (the
+    first GPU of ``meta["gpu"]``; how many more), else ``""``."""
+    gpus = (meta.get("gpu") or {}).get("gpus") or []
+    if meta.get("device", "cpu") == "cpu" or not gpus:
+        return ""
+    g = gpus[0]
+    more = f" (and {len(gpus) - 1} more)" if len(gpus) > 1 else ""
+    return f" and {g['name']} ({g['memory_gib']} GiB){more}, measured on cuda"
+
+
 def _batches(rows) -> list[int]:
     return sorted({r["batch"] for r in rows if isinstance(r["batch"], int)})
 
@@ -90,7 +101,8 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
         "# Side by side: ours vs the reference library (NEML2 3.1.0)",
         "",
         f"Run {meta['started_utc']} – {meta.get('finished_utc', '?')} on {meta['cpu']}, "
-        f"{meta['cores']} cores (`{meta['machine']}`); versions {meta.get('versions')}. "
+        f"{meta['cores']} cores{_gpu(meta)} (`{meta['machine']}`); versions "
+        f"{meta.get('versions')}. "
         f"Load average at start {meta['load_average_start'][0]:.1f}, at end "
         f"{meta.get('load_average_end', [float('nan')])[0]:.1f}.",
         "",
@@ -200,11 +212,18 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
                 }
             )
         md.append(f"| {w} | " + " | ".join(cells) + " |")
+    cuda = meta.get("device", "cpu") == "cuda"
+    peak_metric = "peak_cuda_delta_mb" if cuda else "peak_rss_delta_mb"
     md += [
         "",
-        "## Peak memory (MB above the process's resident size before the batch)",
+        "## Peak GPU memory (MB above what torch held on the GPU before the batch)"
+        if cuda
+        else "## Peak memory (MB above the process's resident size before the batch)",
         "",
-        "VmHWM of the worker process, reset before each batch (evaluations + transient run).",
+        "torch.cuda.max_memory_allocated, reset before each batch (evaluations + transient "
+        "run); the host's VmHWM is in results.csv (peak_rss_delta_mb)."
+        if cuda
+        else "VmHWM of the worker process, reset before each batch (evaluations + transient run).",
         "",
         "| workload | batch | ours py-eager | reference py-eager | ours py-aoti | "
         "reference py-aoti |",
@@ -215,7 +234,7 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
             if b < 10_000:
                 continue
             cells = [
-                _fmt(idx.get((s, w, route, b, "peak_rss_delta_mb")))
+                _fmt(idx.get((s, w, route, b, peak_metric)))
                 for route in ("py-eager", "py-aoti")
                 for s in ("ours", "reference")
             ]
@@ -469,7 +488,7 @@ def readme(meta: dict, out: Path) -> None:
         f"Produced by `benchmarks/suite/run.py` ({' '.join(_args(meta))}) at commit "
         f"`{meta['git_commit']}`{_dirty(meta)}, {meta['wall_s']} s of wall time.",
         "",
-        f"Machine: {meta['cpu']}, {meta['cores']} cores. Load average "
+        f"Machine: {meta['cpu']}, {meta['cores']} cores{_gpu(meta)}. Load average "
         f"{meta['load_average_start'][0]:.1f} at the start and "
         f"{meta['load_average_end'][0]:.1f} at the end of the run.",
         "",
@@ -493,7 +512,8 @@ def _dirty(meta) -> str:
 
 def _args(meta):
     a = meta["args"]
-    return [f"{k}={v}" for k, v in a.items() if k in ("quick", "sides", "batches", "steps")]
+    keys = ("quick", "sides", "device", "batches", "steps")
+    return [f"{k}={v}" for k, v in a.items() if k in keys]
 
 
 def write_all(rows, meta, probe, out: Path, suite_roofline: Path, log=print) -> None:

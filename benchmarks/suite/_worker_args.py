@@ -32,6 +32,13 @@ def parser(description: str) -> argparse.ArgumentParser:
         "artifact and times of an earlier compile of the same input, if any (reuse-only: "
         "else skip the route)",
     )
+    p.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="where inputs, models and compiled targets live (cuda: refused at once when "
+        "torch sees no GPU; never a fallback to cpu)",
+    )
     p.add_argument("--work-dir", type=Path, required=True, help="artifacts, scratch caches")
     p.add_argument("--cache-dir", type=Path, help="compile cache for the cached compile")
     p.add_argument("--cpp-exe", type=Path, help="cpp-aoti: the C++ timing program")

@@ -126,6 +126,14 @@ def initial_state(w: Workload, batch: int) -> dict:
     return {}
 
 
+def to_device(values: dict, device: str) -> dict:
+    """A history or initial state (``name -> (tensor, sub_batch_ndim)``) copied onto
+    *device*. The values are always built on the CPU first: both sides and both devices
+    then start from bit-identical inputs (the agreement check compares their digests),
+    and the copy is made once, before anything is timed."""
+    return {n: (v.to(device), sub) for n, (v, sub) in values.items()}
+
+
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (

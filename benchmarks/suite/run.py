@@ -18,6 +18,12 @@ column of the side-by-side table; a cell that disagrees shows no ratio). Compile
 ``benchmarks/results/<date>_<machine>/``: ``results.csv`` (every row),
 ``side_by_side.{md,csv}`` (ours / reference per cell), ``throughput_*.png`` and
 ``ROOFLINE.md`` (also written to ``benchmarks/suite/ROOFLINE.md``).
+
+``--device cuda`` measures on the GPU (``_device.py``): both workers get ``--device
+cuda``, inputs are copied there once, models load / compile for it, every timed call
+synchronizes the device, peak memory is ``torch.cuda.max_memory_allocated``, and
+``metadata.json`` records the GPU. On a machine whose torch (either side's) sees no GPU
+the run is refused at once, naming why; it never falls back to the CPU.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 import _agreement  # noqa: E402
+import _device  # noqa: E402
 import _reference_env  # noqa: E402
 import _report  # noqa: E402
 from _measure import FIELDS, row  # noqa: E402
@@ -55,9 +62,24 @@ CPP_ROUTES = ("cpp-aoti", "cpp-dispatch")
 CPP_PROGRAM = ROOT / "benchmarks" / "aoti" / "cpp"
 
 
-def machine_label() -> str:
-    """``<cores>core-<arch>``: no hostname, nothing that identifies the machine."""
-    return f"{os.cpu_count()}core-{platform.machine()}".lower()
+def machine_label(device: str = "cpu") -> str:
+    """``<cores>core-<arch>`` (``-cuda`` appended for a GPU run): no hostname, nothing
+    that identifies the machine."""
+    label = f"{os.cpu_count()}core-{platform.machine()}".lower()
+    return label if device == "cpu" else f"{label}-{device}"
+
+
+def build_dir(device: str = "cpu") -> Path:
+    """Compiled artifacts and scratch of the runs on *device*: ``build/bench-suite``,
+    ``build/bench-suite/cuda`` for a GPU run (a cuda artifact never replaces a cpu one)."""
+    base = ROOT / "build" / "bench-suite"
+    return base if device == "cpu" else base / device
+
+
+def work_dir(side: str, workload: str, route: str, device: str = "cpu") -> Path:
+    """A worker's artifacts and scratch caches: ``<build_dir>/<side>/<workload>/<route>``.
+    The C++ routes run the py-aoti artifact of the same workload."""
+    return build_dir(device) / side / workload / ("py-aoti" if route in CPP_ROUTES else route)
 
 
 def git_state(root: Path = ROOT) -> dict:
@@ -108,6 +130,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--reference-routes", nargs="+", choices=[*REFERENCE_ROUTES, "py-jit"])
     p.add_argument("--batches", nargs="+", type=int)
     p.add_argument("--sides", nargs="+", choices=("ours", "reference"))
+    p.add_argument(
+        "--device",
+        choices=_device.DEVICES,
+        default="cpu",
+        help="measure on the CPU (default) or the GPU: inputs, models and compiled targets "
+        "on cuda, timers read after torch.cuda.synchronize(), peak memory from "
+        "torch.cuda.max_memory_allocated, no roofline probe (it measures host memory); "
+        "refused at once where torch sees no GPU, never a fallback to cpu",
+    )
     p.add_argument(
         "--reference",
         action="store_true",
@@ -207,9 +238,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     for k, v in defaults.items():
         if getattr(a, k) is None:
             setattr(a, k, v)
+    refused = _device.problem(a.device)
+    if refused is not None:
+        p.error(refused)
+    if a.device != "cpu":
+        a.no_roofline = True  # the probe measures the host's memory, not the GPU's
     if a.compile_only:
         a.routes, a.reference_routes, a.batches, a.no_roofline = ["py-aoti"], ["py-aoti"], [], True
-        a.out_dir = a.out_dir or ROOT / "build" / "bench-suite" / "compile-only"
+        a.out_dir = a.out_dir or build_dir(a.device) / "compile-only"
     a.git = git_state()
     if a.git["dirty"] and not a.allow_dirty:
         shown = "\n  ".join(a.git["dirty"][:10])
@@ -223,7 +259,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     if a.out_dir is None:
         date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
         suffix = "_quick" if quick else ""
-        a.out_dir = ROOT / "benchmarks" / "results" / f"{date}_{machine_label()}{suffix}"
+        label = machine_label(a.device)
+        a.out_dir = ROOT / "benchmarks" / "results" / f"{date}_{label}{suffix}"
     return a
 
 
@@ -234,7 +271,7 @@ KEEP_FREED_MEMORY = {
 }
 
 
-def run_worker(
+def worker_command(
     python: Path,
     script: str,
     side: str,
@@ -243,13 +280,11 @@ def run_worker(
     batches: list[int],
     a,
     raw: Path,
-    log,
-    timeout: float,
-) -> None:
-    """One (side, workload, route) subprocess; on timeout the missing batches are recorded."""
+) -> list[str]:
+    """The command line of one (side, workload, route) worker (``_worker_args.py``),
+    appending its rows to *raw*."""
     # the C++ routes run the py-aoti artifact of the same workload (compiled if missing)
     cpp = route in CPP_ROUTES
-    work = ROOT / "build" / "bench-suite" / side / workload / ("py-aoti" if cpp else route)
     cmd = [
         str(python),
         str(HERE / script),
@@ -277,8 +312,10 @@ def run_worker(
         else a.compile
         if side == "ours"
         else a.reference_compile,
+        "--device",
+        a.device,
         "--work-dir",
-        str(work),
+        str(work_dir(side, workload, route, a.device)),
         "--cache-dir",
         str(ROOT / "build" / "aoti-cache"),
         "--out",
@@ -288,6 +325,23 @@ def run_worker(
     ]
     if route == "cpp-aoti" and a.cpp_exe is not None:
         cmd += ["--cpp-exe", str(a.cpp_exe)]
+    return cmd
+
+
+def run_worker(
+    python: Path,
+    script: str,
+    side: str,
+    workload: str,
+    route: str,
+    batches: list[int],
+    a,
+    raw: Path,
+    log,
+    timeout: float,
+) -> None:
+    """One (side, workload, route) subprocess; on timeout the missing batches are recorded."""
+    cmd = worker_command(python, script, side, workload, route, batches, a, raw)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the reference worker must see only its own environment
     env.setdefault("PYTHONWARNINGS", "ignore")
@@ -361,6 +415,21 @@ def _fill_missing(raw: Path, side, workload, route, batches, status, note) -> No
                 f.write(json.dumps(r) + "\n")
 
 
+def device_probe(python: Path, device: str, side: str) -> dict:
+    """Ask *python*'s torch (``_device.py``) whether it sees *device*; its description
+    of the GPU (``_device.describe``). Exits with the refusal when it does not."""
+    r = subprocess.run(
+        [str(python), str(HERE / "_device.py"), device], capture_output=True, text=True
+    )
+    if r.returncode != 0:
+        tail = " ".join(r.stderr.strip().splitlines()[-3:])
+        raise SystemExit(f"run.py: --device {device}: the {side} side's probe failed: {tail}")
+    d = json.loads(r.stdout.strip().splitlines()[-1])
+    if d["problem"]:
+        raise SystemExit(f"run.py: the {side} side: {d['problem']}")
+    return d["gpu"]
+
+
 def build_cpp_program(log) -> Path | None:
     """Build the cpp-aoti timing program against the installed runtime; None if impossible."""
     if not (CPP_PROGRAM / "CMakeLists.txt").is_file():
@@ -413,7 +482,9 @@ def main(argv=None) -> int:
     started = time.time()
     meta = {
         "started_utc": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine_label(),
+        "machine": machine_label(a.device),
+        "device": a.device,
+        "gpu": None,
         "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "load_average_start": os.getloadavg(),
@@ -427,6 +498,13 @@ def main(argv=None) -> int:
     ref_python = None
     if "reference" in a.sides:
         ref_python = _reference_env.ensure(log)
+    if a.device != "cpu":
+        # each side's own torch must see the GPU: refused here, before any worker runs
+        for side, py in (("ours", Path(sys.executable)), ("reference", ref_python)):
+            if py is not None:
+                gpu = device_probe(py, a.device, side)
+                meta["gpu"] = meta["gpu"] or gpu
+        log(f"device {a.device}: {json.dumps(meta['gpu'])}")
     versions = {}
     for side, py in (("ours", Path(sys.executable)), ("reference", ref_python)):
         if py is None:

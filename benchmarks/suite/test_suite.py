@@ -17,6 +17,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import _agreement  # noqa: E402
+import _cpp_io  # noqa: E402
+import _device  # noqa: E402
+import _worker_args  # noqa: E402
 from _agreement import QUANTITIES  # noqa: E402
 from _measure import Stepper, split_lag, summary  # noqa: E402
 from _workloads import WORKLOADS, history, initial_state  # noqa: E402
@@ -120,6 +123,7 @@ def test_run_writes_tables(tmp_path):
     import json
 
     meta = json.loads((out / "metadata.json").read_text())
+    assert meta["device"] == "cpu" and meta["gpu"] is None
     assert meta["git_dirty"] == bool(meta["git_dirty_paths"])
     if meta["git_dirty"]:
         assert "a dirty tree" in (out / "README.md").read_text()
@@ -312,3 +316,220 @@ def test_report_marks_a_disagreement(tmp_path):
     assert got[("100", "py-eager")]["ratio"] == ""
     assert got[("100", "py-eager")]["agreement_status"] == "disagree"
     assert got[("1", "py-eager")]["ratio"] == "2"
+
+
+# --------------------------------------------------------------------------- --device
+
+
+def _worker_argv(a, side: str, route: str = "py-aoti"):
+    """The arguments run.py gives the *side* worker, as that worker parses them."""
+    import run
+
+    script = {"ours": "_ours_worker.py", "reference": "_reference_worker.py"}[side]
+    raw = a.out_dir / "rows.jsonl"
+    cmd = run.worker_command(
+        Path(sys.executable), script, side, "elasticity", route, [1, 100], a, raw
+    )
+    assert cmd[1] == str(HERE / script)
+    w = _worker_args.parser(script).parse_args(cmd[2:])
+    assert w.out == raw and w.batches == [1, 100]
+    return w
+
+
+def _run_args(tmp_path, *extra):
+    import run
+
+    a = run.parse_args(["--allow-dirty", "--sides", "ours", "reference", "--out-dir",
+                        str(tmp_path), *extra])  # fmt: skip
+    a.fingerprint_dir, a.cpp_exe = tmp_path / "fingerprints", None  # set by run.main
+    return a
+
+
+def test_device_defaults_to_cpu_in_both_workers(tmp_path):
+    import run
+
+    a = _run_args(tmp_path)
+    assert a.device == "cpu"
+    for side in ("ours", "reference"):
+        w = _worker_argv(a, side)
+        assert w.device == "cpu"
+        assert w.work_dir == run.ROOT / "build" / "bench-suite" / side / "elasticity" / "py-aoti"
+
+
+def test_device_cuda_reaches_both_workers(tmp_path, monkeypatch):
+    """On a machine whose torch sees a GPU (simulated), --device cuda is given to both
+    workers, their artifacts go to their own folder and the host roofline is off."""
+    import run
+
+    monkeypatch.setattr(_device, "problem", lambda device: None)
+    a = _run_args(tmp_path, "--device", "cuda")
+    assert a.device == "cuda" and a.no_roofline
+    cuda_build = run.ROOT / "build" / "bench-suite" / "cuda"
+    for side in ("ours", "reference"):
+        for route in ("py-eager", "py-aoti"):
+            w = _worker_argv(a, side, route)
+            assert w.device == "cuda"
+            assert w.work_dir == cuda_build / side / "elasticity" / route
+    for route in ("cpp-aoti", "cpp-dispatch"):  # the py-aoti artifact, compiled for cuda
+        assert _worker_argv(a, "ours", route).work_dir == cuda_build / "ours/elasticity/py-aoti"
+    assert run.machine_label("cuda").endswith("-cuda")
+
+
+def test_cuda_refusal_names_the_option_and_the_torch(monkeypatch):
+    assert _device.problem("cpu") is None
+    assert "unknown device" in _device.problem("mps")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    msg = _device.problem("cuda")
+    assert msg.startswith("--device cuda:")
+    assert f"torch {torch.__version__}" in msg and sys.executable in msg
+    assert "sees no CUDA device" in msg and "never falls back to the CPU" in msg
+
+
+def test_run_refuses_cuda_before_measuring(tmp_path, monkeypatch, capsys):
+    """Where torch sees no GPU (simulated), run.py exits at once with the message."""
+    import run
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit) as e:
+        run.parse_args(["--device", "cuda", "--allow-dirty", "--out-dir", str(tmp_path / "r")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "--device cuda:" in err and "sees no CUDA device" in err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cuda_is_refused_on_this_cpu_only_machine(tmp_path):
+    """The real thing, no simulation: run.py and both workers refuse --device cuda at
+    once, with the message, and write no row."""
+    import _reference_env
+
+    cmd = [sys.executable, str(HERE / "run.py"), "--device", "cuda", "--sides", "ours",
+           "reference", "--workloads", "elasticity", "--batches", "1", "--allow-dirty",
+           "--out-dir", str(tmp_path / "res")]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--device cuda:" in r.stderr, r.stderr
+    assert "sees no CUDA device" in r.stderr and not (tmp_path / "res").exists()
+    workers = [(sys.executable, "_ours_worker.py")]
+    if _reference_env.ready():
+        workers.append((str(_reference_env.python()), "_reference_worker.py"))
+    for python, script in workers:
+        out = tmp_path / f"{script}.jsonl"
+        cmd = [python, str(HERE / script), "--workload", "elasticity", "--route", "py-eager",
+               "--batches", "1", "--device", "cuda", "--work-dir", str(tmp_path / "w"),
+               "--out", str(out)]  # fmt: skip
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert r.returncode != 0 and f"{script}: --device cuda:" in r.stderr, r.stderr
+        assert "sees no CUDA device" in r.stderr and not out.exists()
+
+
+def test_measure_on_cuda_synchronizes_and_reads_gpu_memory(monkeypatch):
+    """measure_batch's cuda branch, with torch.cuda's calls recorded (no GPU needed): a
+    synchronize after every timed call and after the transient run, before the clock
+    is read, and the peak from max_memory_allocated above what was allocated before."""
+    from types import SimpleNamespace
+
+    import _measure
+
+    events = []
+    fake = _Counter()
+    counted = fake.call
+
+    def call(v):
+        events.append("call")
+        return counted(v)
+
+    fake.call = call
+    monkeypatch.setattr(_measure, "WARMUP_S", 0.0)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: events.append("sync"))
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda: events.append("reset"))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 3 * 2**20)
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: 8 * 2**20)
+    n, b = 4, 3
+    t = torch.linspace(0, 1, n + 1, dtype=torch.float64).unsqueeze(-1).expand(n + 1, b)
+    hist = {"t": (t, 0), "f": (torch.ones(n + 1, b, dtype=torch.float64), 0)}
+    opts = SimpleNamespace(device="cuda", repeats=3, latency_repeats=3, min_time=0.0,
+                           eval_budget=5.0, steps=n, transient_budget=60.0,
+                           transient_repeats=1, fingerprint_dir=None)  # fmt: skip
+    rows = _measure.measure_batch("ours", "w", "r", fake, SimpleNamespace(state_sub_batch={}),
+                                  b, hist, {}, opts)  # fmt: skip
+    assert events[:2] == ["sync", "reset"]  # a new peak, nothing queued before it
+    body = events[2:]
+    transient = ["call"] * n + ["sync"]  # the steps queue freely, then one wait
+    i = next(k for k in range(len(body)) if body[k : k + len(transient)] == transient)
+    evals = body[:i]
+    assert len(evals) >= 2 * 3 and evals == ["call", "sync"] * (len(evals) // 2)
+    assert body[i + len(transient) :] == ["sync"]  # before the peak is read
+    got = {r["metric"]: r for r in rows}
+    assert got["eval_points_per_s"]["status"] == "ok"
+    assert got["transient_points_per_s"]["status"] == "ok"
+    assert got["peak_cuda_delta_mb"]["value"] == 5.0
+    assert "max_memory_allocated 8 MB" in got["peak_cuda_delta_mb"]["note"]
+
+
+def test_report_of_a_cuda_run_names_the_gpu_and_its_memory(tmp_path):
+    import _report
+    from _measure import row
+
+    rows = [row("ours", "elasticity", "py-eager", 10_000, "eval_points_per_s", 2.0, n=1)]
+    for metric, v in (("peak_rss_delta_mb", 111.0), ("peak_cuda_delta_mb", 42.0)):
+        rows.append(row("ours", "elasticity", "py-eager", 10_000, metric, v, n=1, unit="MB"))
+    gpu = {"gpus": [{"name": "NVIDIA H100", "memory_gib": 79.1}]}
+    meta = {"started_utc": "now", "cpu": "cpu", "cores": 1, "machine": "m-cuda",
+            "load_average_start": [0.0], "device": "cuda", "gpu": gpu}  # fmt: skip
+    _report.side_by_side(rows, meta, tmp_path)
+    md = (tmp_path / "side_by_side.md").read_text()
+    assert "NVIDIA H100 (79.1 GiB), measured on cuda" in md
+    assert "## Peak GPU memory" in md and "| elasticity | 1e4 | 42 |" in md
+    _report.side_by_side(rows, {**meta, "device": "cpu", "gpu": None}, tmp_path)
+    md = (tmp_path / "side_by_side.md").read_text()
+    assert "measured on cuda" not in md and "| elasticity | 1e4 | 111 |" in md
+
+
+# --------------------------------------------------------------------------- cpp-aoti
+
+
+def test_cpp_tensor_files_round_trip(tmp_path):
+    t = {"stress": torch.arange(12.0).reshape(2, 6), "ep": torch.tensor([[0.5], [-1.0]])}
+    _cpp_io.save(tmp_path / "o", t, kind="output")
+    got = _cpp_io.load(tmp_path / "o")
+    assert set(got) == set(t)
+    for n in t:
+        assert got[n].dtype == torch.float64 and torch.equal(got[n], t[n].double())
+    _cpp_io.save(tmp_path / "i", t)  # kind "input": not outputs
+    with pytest.raises(ValueError, match="no 'output/' tensors"):
+        _cpp_io.load(tmp_path / "i")
+    (tmp_path / "o.bin").write_bytes((tmp_path / "o.bin").read_bytes()[:-8])
+    with pytest.raises(ValueError, match=r"o\.bin"):
+        _cpp_io.load(tmp_path / "o")
+
+
+def test_cpp_program_writes_the_outputs_of_one_call(tmp_path):
+    """bench_cpp --outputs writes what neml2.aoti.Model computes on the same inputs, in
+    the format the worker reads back for cpp-aoti's agreement check."""
+    import shutil
+
+    import run
+    from _ours_worker import cpp_command
+
+    if shutil.which("cmake") is None:
+        pytest.skip("no cmake to build the C++ timing program")
+    from neml2.aoti import Model
+    from neml2.compiler import CompileOptions, compile_file
+
+    exe = run.build_cpp_program(print)
+    assert exe is not None, "building benchmarks/aoti/cpp failed (see the output)"
+    w = WORKLOADS["elasticity"]
+    opts = CompileOptions.from_strings(w.model, [])
+    art = compile_file(w.path, opts, tmp_path / "artifact",
+                       cache_dir=run.ROOT / "build" / "aoti-cache").artifact_dir  # fmt: skip
+    x = {"strain": history(w, 5, 3)["strain"][0][2]}
+    _cpp_io.save(tmp_path / "in", x)
+    cmd = cpp_command(exe, art, tmp_path / "in", 2, "cpu", tmp_path / "out")
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = _cpp_io.load(tmp_path / "out")
+    want = Model(art).forward(x)
+    assert set(got) == set(want) == {"stress"}
+    torch.testing.assert_close(got["stress"], want["stress"], rtol=0, atol=0)
+    assert got["stress"].abs().max() > 0

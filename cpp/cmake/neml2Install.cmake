@@ -12,6 +12,8 @@ install(TARGETS neml2 EXPORT neml2Targets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/aoti/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# neml2/aoti/schema.h, generated from the artifact contract (aoti/CMakeLists.txt)
+install(DIRECTORY ${PROJECT_BINARY_DIR}/aoti/generated/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/dispatch/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(TARGET neml2_eager)
   # libneml2_eager (neml2::eager); the host links libpython, the library does not.

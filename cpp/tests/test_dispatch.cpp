@@ -346,6 +346,32 @@ test_errors(const std::string & art)
   CHECK(!devs.empty() && devs.front() == "cpu");
 }
 
+/// The surface reads the workers' Model's signature: the same names, shapes (the sub-batch
+/// axis of slip and g included) and pairs as one Model of the artifact.
+void
+test_signature(const std::string & art)
+{
+  Model ref(art);
+  DispatchedModel d(art, {"cpu", "cpu"});
+  CHECK(d.input_names() == ref.input_names());
+  CHECK(d.output_names() == ref.output_names());
+  CHECK(d.variable_types() == ref.variable_types());
+  CHECK(d.input_base_shapes() == ref.input_base_shapes());
+  CHECK(d.output_base_shapes() == ref.output_base_shapes());
+  CHECK(d.derivatives() == ref.derivatives());
+  CHECK((d.input_sub_batch_shapes() ==
+         std::map<std::string, Shape>{{"x", {}}, {"strain", {}}, {"slip", {3}}}));
+  CHECK((d.output_sub_batch_shapes() ==
+         std::map<std::string, Shape>{{"y", {}}, {"s", {}}, {"g", {3}}}));
+  CHECK(d.output_sub_batch_shapes() == ref.output_sub_batch_shapes());
+  CHECK((d.input_sub_batch_ndim() == std::map<std::string, int64_t>{{"slip", 1}}));
+  CHECK(&d.input_names() == &d.signature().input_names());
+  CHECK_THROWS(FatalError,
+               d.input_base_shape("slp"),
+               "no input variable 'slp' (did you mean 'slip'?); the model's inputs are: x, "
+               "strain, slip");
+}
+
 void
 test_threads(const std::string & art)
 {
@@ -373,6 +399,7 @@ main(int argc, char ** argv)
   test_failures(art);
   test_errors(art);
   test_threads(art);
+  test_signature(art);
   std::cout << "results bitwise identical: " << bitwise << ", equal to 1e-14 only: " << close_only
             << "\n";
   return neml2::test::finish("test_dispatch");

@@ -88,6 +88,9 @@ test_elasticity()
                m.output_base_shape("strain"),
                "no output variable 'strain'; the model's outputs are: stress");
   CHECK(m.input_sub_batch_ndim().empty());
+  CHECK((m.input_sub_batch_shapes() == std::map<std::string, eager::Shape>{{"strain", {}}}));
+  CHECK((m.output_sub_batch_shapes() == std::map<std::string, eager::Shape>{{"stress", {}}}));
+  CHECK(&m.input_names() == &m.signature().input_names());
   CHECK(m.derivatives().size() == 1 && m.derivatives()[0].first == "stress");
   CHECK(m.device().is_cpu());
   CHECK(m.dtype() == at::kDouble);
@@ -292,6 +295,12 @@ test_crystal(const std::string & reference)
   // the per-slip axis declared in [Settings] covers the history lag
   CHECK(m.input_sub_batch_ndim().size() == 1);
   CHECK(m.input_sub_batch_ndim().count("dislocation_density~1") == 1);
+  // its size is the call's: one UNKNOWN_SIZE axis, on the input and on its output
+  CHECK(m.input_sub_batch_shapes().at("dislocation_density~1") == eager::Shape{aoti::UNKNOWN_SIZE});
+  CHECK(m.input_sub_batch_shapes().at("deformation_rate").empty());
+  CHECK(m.output_sub_batch_shapes().at("dislocation_density") == eager::Shape{-1});
+  CHECK(m.output_sub_batch_shapes().at("cauchy_stress").empty());
+  CHECK(m.signature().input_trailing_shapes().at("dislocation_density~1") == eager::Shape{-1});
   TensorMap x, t;
   for (const auto & r : ref)
     if (r.kind == "input")

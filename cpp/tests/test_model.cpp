@@ -268,7 +268,16 @@ main(int argc, char ** argv)
   }
   CHECK_THROWS(FatalError,
                Model(edited(art, "key", replace(meta, "\"inputs\"", "\"inpts\"")).string()),
-               "corrupt metadata (");
+               "corrupt metadata (missing key 'inputs')");
+  // the required keys of nested records come from the artifact contract (schema.h), with
+  // the message neml2.aoti's Python reader gives
+  CHECK(SCHEMA_VERSION == schema::VERSION);
+  CHECK_THROWS(FatalError,
+               Model(edited(art, "nested", replace(meta, "\"base_shape\"", "\"base\"")).string()),
+               "corrupt metadata (missing key 'base_shape' in inputs[0])");
+  CHECK_THROWS(FatalError,
+               Model(edited(art, "graph_rec", replace(meta, "\"file\"", "\"path\"")).string()),
+               "corrupt metadata (missing key 'file' in graphs.");
   CHECK_THROWS(
       FatalError,
       Model(edited(art, "graph", replace(meta, "cpu/float64/forward.pt2", "cpu/float64/gone.pt2"))

@@ -17,7 +17,7 @@ One model, the hello elasticity (``examples/hello/input.i``, float64 on CPU), on
 * ``cpp-aoti``: the C++ ``neml2::aoti::Model`` itself (``neml2.aoti._core.Model``, none
   of the Python wrapper's checks);
 * ``cpp-dispatch``: ``neml2::aoti::DispatchedModel`` (two CPU workers);
-* ``cpp-eager``: ``neml2::eager::Model`` (``neml2.aoti._eager``).
+* ``cpp-eager``: ``neml2::eager::Model`` (``neml2.aoti.cpp_eager``).
 
 The artifact (``-d stress:strain``) is compiled once per session, its graphs from the
 content-hashed cache in build/aoti-cache when an earlier session built them; each route's
@@ -84,7 +84,7 @@ def route(name: str):
     if name == "cpp-dispatch":
         return neml2.aoti.DispatchedModel(str(_artifact_dir()), workers=["cpu", "cpu"])
     if name == "cpp-eager":
-        return importlib.import_module("neml2.aoti._eager").Model(str(INPUT), "elasticity")
+        return importlib.import_module("neml2.aoti.cpp_eager").Model(str(INPUT), "elasticity")
     raise AssertionError(f"no route {name!r}")
 
 

@@ -101,7 +101,7 @@ def cpp_dispatch(case: Case, artifact):
 
 
 def cpp_eager(case: Case, artifact=None):
-    eager = importlib.import_module("neml2.aoti._eager")
+    eager = importlib.import_module("neml2.aoti.cpp_eager")
     sub = {k: len(s) for k, s in case.sub_batch.items()}
     return _Adapter(eager.Model(str(case.file), case.model, sub_batch_ndim=sub))
 

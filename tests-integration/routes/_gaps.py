@@ -23,7 +23,7 @@ def _missing_dispatch() -> bool:
 
 def _missing_eager() -> bool:
     try:
-        importlib.import_module("neml2.aoti._eager")
+        importlib.import_module("neml2.aoti.cpp_eager")
     except ImportError:
         return True
     return False
@@ -58,7 +58,7 @@ GAPS: tuple[Gap, ...] = (
         "cpp-eager",
         "*",
         "*",
-        "neml2.aoti._eager (binding of neml2::eager::Model) is not built",
+        "neml2.aoti.cpp_eager (binding of neml2::eager::Model) is not built",
         when=_missing_eager,
     ),
 )

@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _adapters import FACTORIES
+from _adapters import FACTORIES, ROUTES
 from _zoo import CASES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,3 +93,79 @@ def reference(route_models):
         return memo[key]
 
     return get
+
+
+# ---------------------------------------------------------------------- the table
+class Cell:
+    """What one (route, model, op) test saw: its largest difference from py-eager
+    relative to the compared tensor's scale (NaN once any side was not finite)."""
+
+    def __init__(self):
+        self.worst: float | None = None
+
+    def see(self, diff: float) -> None:
+        if self.worst is None or diff != diff or (self.worst == self.worst and diff > self.worst):
+            self.worst = diff
+
+
+#: (route, model, op) -> Cell, filled by the tests of this process
+_SEEN: dict[tuple[str, str, str], Cell] = {}
+#: (route, model, op) -> (outcome, worst difference), from every report of the run (the
+#: reports of pytest-xdist's workers reach the controlling process with this property)
+TABLE: dict[tuple[str, str, str], tuple[str, float | None]] = {}
+
+
+def _cell_key(item):
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if {"route", "model", "op"} <= params.keys():
+        return params["route"], params["model"], params["op"]
+    return None
+
+
+@pytest.fixture
+def route_cell(request) -> Cell:
+    """This test's cell of the table."""
+    return _SEEN.setdefault(_cell_key(request.node), Cell())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    key = _cell_key(item)
+    if key is None or (report.when != "call" and report.passed):
+        return
+    if hasattr(report, "wasxfail"):
+        outcome = "gap (xfail)" if report.skipped else "FIXED? (xpass)"
+    else:
+        outcome = {"passed": "pass", "failed": "FAIL", "skipped": "skip"}[report.outcome]
+    worst = _SEEN[key].worst if key in _SEEN else None
+    report.user_properties.append(("route_cell", [*key, outcome, worst]))
+
+
+def pytest_runtest_logreport(report):
+    for name, value in report.user_properties:
+        if name == "route_cell":
+            route, model, op, outcome, worst = value
+            TABLE[(route, model, op)] = (outcome, worst)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The route matrix as a table in the log: route x model, per operation the outcome
+    and the largest difference from py-eager relative to each tensor's scale."""
+    if not TABLE:
+        return
+    ops = ("forward", "jvp", "jacobian")
+    rows = sorted({(r, m) for r, m, _ in TABLE}, key=lambda rm: (rm[1], ROUTES.index(rm[0])))
+
+    def text(key) -> str:
+        if key not in TABLE:
+            return "-"
+        outcome, worst = TABLE[key]
+        return outcome if worst is None else f"{outcome} {worst:.1e}"
+
+    head = ("route", "model", *ops)
+    table = [head] + [(r, m, *(text((r, m, o)) for o in ops)) for r, m in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    terminalreporter.section("route matrix: outcome, max |route - py-eager| / scale")
+    for row in table:
+        terminalreporter.write_line("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))

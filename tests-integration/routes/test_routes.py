@@ -10,7 +10,10 @@ w.r.t. a sub-batched input is the full coupling ``(*B, *out_sub, *out_base, *in_
 *in_base)`` there, and py-eager seeds the base only, so the compiled block is summed over
 ``in_sub`` before comparing (py-eager's block is that row sum).
 
-Select routes with ``NEML2_ROUTES=cpp-eager,py-jit`` (``nox -s "routes(cpp-eager)"``).
+Select routes with ``NEML2_ROUTES=cpp-eager,py-jit`` (``nox -s "routes(cpp-eager)"``) and
+models with ``NEML2_ROUTE_MODELS=elasticity,taylor`` (default: every zoo model). The
+largest difference each cell saw, relative to its scale, goes into the table the session
+prints at its end (conftest.py).
 """
 
 from __future__ import annotations
@@ -38,13 +41,29 @@ def _selected_routes() -> tuple[str, ...]:
     return chosen
 
 
+def _selected_models() -> tuple[str, ...]:
+    env = os.environ.get("NEML2_ROUTE_MODELS", "").strip()
+    if not env or env == "all":
+        return tuple(CASES)
+    chosen = tuple(m.strip() for m in env.split(",") if m.strip())
+    unknown = [m for m in chosen if m not in CASES]
+    if unknown:
+        raise pytest.UsageError(
+            f"NEML2_ROUTE_MODELS: unknown model(s) {unknown}; models: {tuple(CASES)}"
+        )
+    return chosen
+
+
 def _params():
     out = []
     for route in _selected_routes():
-        for model in CASES:
+        for model in _selected_models():
             for op in OPS:
                 reason = gap(route, model, op)
-                marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+                # one worker per model under pytest-xdist: its artifact is compiled once
+                marks = [pytest.mark.xdist_group(f"routes-{model}")]
+                if reason:
+                    marks.append(pytest.mark.xfail(strict=True, reason=reason))
                 out.append(pytest.param(route, model, op, marks=marks, id=f"{route}-{model}-{op}"))
     return out
 
@@ -62,11 +81,16 @@ def _flat(op: str, res) -> dict[str, torch.Tensor]:
     return flat
 
 
-def _close(got, want, what: str, scale: float, atol: float, rel: float = 1e-10) -> None:
+def _close(got, want, what: str, scale: float, atol: float, rel: float = 1e-10, seen=None) -> None:
     """``|got - want| <= rel * scale + atol``; *scale*: the largest entry of this tensor
     over the largest batch (a value near zero at one point, e.g. a flow rate of 1e-19 in
-    the elastic range, is judged against the output's magnitude, not its own)."""
+    the elastic range, is judged against the output's magnitude, not its own). *seen*:
+    the cell's record (conftest.py), given the difference relative to *scale* before
+    the check (NaN when a side is not finite)."""
     assert got.shape == want.shape, f"{what}: shape {tuple(got.shape)} != {tuple(want.shape)}"
+    if seen is not None and got.numel():
+        diff = float((got - want).abs().max()) / max(scale, 1e-300)
+        seen.see(diff if diff == diff and bool(torch.isfinite(got).all()) else float("nan"))
     torch.testing.assert_close(
         got, want, rtol=0.0, atol=rel * scale + atol + 1e-300, msg=lambda m: f"{what}: {m}"
     )
@@ -106,7 +130,7 @@ def _row(tree, i):
 
 
 @pytest.mark.parametrize(("route", "model", "op"), _params())
-def test_route_matches_py_eager(route_models, reference, route, model, op):
+def test_route_matches_py_eager(route_models, reference, route_cell, route, model, op):
     case = CASES[model]
     m = route_models(route, model)
     scales = _scales(case, op, reference(model, op, max(BATCHES)))
@@ -123,7 +147,8 @@ def test_route_matches_py_eager(route_models, reference, route, model, op):
             got = _flat(op, m.jvp(xi, _row(t, i)) if op == "jvp" else getattr(m, op)(xi))
             assert set(got) == set(want)
             for k, v in got.items():
-                _close(v, want[k][i : i + 1], f"point {i} of {n}: {k}", scales[k], 0.0, rel)
+                what = f"point {i} of {n}: {k}"
+                _close(v, want[k][i : i + 1], what, scales[k], 0.0, rel, route_cell)
         return
     atol = 1e-12 if route == "py-jit" else 0.0
     pairs = [tuple(p.split(":")) for p in case.pairs]
@@ -155,4 +180,4 @@ def test_route_matches_py_eager(route_models, reference, route, model, op):
             if k.startswith("J/"):
                 i = k.split("/", 2)[2]
                 v = _reduce_sub(case, i, len(spec[i].BASE_SHAPE), v, want[k])
-            _close(v, want[k], f"n={n} {k}", scales[k], atol)
+            _close(v, want[k], f"n={n} {k}", scales[k], atol, seen=route_cell)

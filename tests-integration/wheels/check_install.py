@@ -54,6 +54,8 @@ def full() -> None:
     for sub in ("hit", "tensors", "models", "drivers", "compiler", "aoti"):
         importlib.import_module(f"neml2.{sub}")
     assert callable(neml2.load_model)
+    # the cpp-eager binding ships under its public name (and runs the models installed here)
+    assert "host" in importlib.import_module("neml2.aoti.cpp_eager").python_interpreter()
     print("full install: ok")
 
 

@@ -252,9 +252,9 @@ def _compile_env(root: Path, plan: Plan, work: Path, compile_python: str | None)
     run(["git", "-C", root, "worktree", "add", "--detach", "-q", tree, plan.compiler.tag], root)
     venv = work / "compiler-venv"
     shutil.rmtree(venv, ignore_errors=True)
-    # the tag's own lock; the compiler needs the runtime only to load stubs, not to compile
+    # the tag's own lock, its runtime included: the compiler writes through the artifact
+    # schema the runtime owns (neml2/aoti/artifact_schema.json)
     sync = [uv(), "sync", "--frozen", "--package", "neml2-compile", "--no-dev"]
-    sync += ["--no-install-package", "neml2-aoti-runtime"]
     run(sync, tree, env={"UV_PROJECT_ENVIRONMENT": str(venv)})
     return venv / "bin" / "python"
 

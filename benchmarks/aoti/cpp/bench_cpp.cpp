@@ -1,12 +1,22 @@
-// cpp-aoti per-call timing: `bench_cpp ARTIFACT INPUTS REPEAT [WARMUP_S]` loads the
-// artifact, reads the inputs INPUTS.json + INPUTS.bin (raw little-endian float64, written
-// by bench_aoti.py) and prints one JSON line with the median forward and jacobian times
-// in microseconds over REPEAT calls. Before the timed calls it warms up: one call, then
-// more until WARMUP_S seconds (default 0) have passed (at most 200 calls); the first
-// call's time and the number of warm-up calls are printed too. A fresh process's first
-// calls on a large batch are several times slower than its later ones (elasticity at 1e6
-// points: ~4-8 calls that each page-fault 46 MB of fresh output memory, then none), which
-// a single warm-up call does not cover.
+// cpp-aoti per-call timing:
+//
+//   bench_cpp ARTIFACT INPUTS REPEAT [WARMUP_S] [--device DEVICE] [--outputs STEM]
+//
+// loads the artifact's DEVICE target (cpu by default; cuda, cuda:N), reads the inputs
+// INPUTS.json + INPUTS.bin (raw little-endian float64, written by bench_aoti.py and the
+// suite's _cpp_io.py), copies them to DEVICE and prints one JSON line with the median
+// forward and jacobian times in microseconds over REPEAT calls. Before the timed calls it
+// warms up: one call, then more until WARMUP_S seconds (default 0) have passed (at most
+// 200 calls); the first call's time and the number of warm-up calls are printed too. A
+// fresh process's first calls on a large batch are several times slower than its later
+// ones (elasticity at 1e6 points: ~4-8 calls that each page-fault 46 MB of fresh output
+// memory, then none), which a single warm-up call does not cover. On a GPU every call
+// synchronizes the device before its clock is read (kernels are queued asynchronously).
+//
+// With --outputs STEM it then makes one more forward call and writes its outputs, as
+// float64 on the CPU, to STEM.json ({"tensors": {"output/<name>": {"shape": [...],
+// "offset": k}}}, offsets in float64 elements) + STEM.bin (raw little-endian float64):
+// the inputs' format, read back by the suite for its agreement check.
 #include "neml2/aoti/json.h"
 #include "neml2/aoti/model.h"
 
@@ -16,13 +26,60 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 using namespace neml2::aoti;
 
 namespace
 {
+const char * const USAGE =
+    "usage: bench_cpp ARTIFACT INPUTS REPEAT [WARMUP_S] [--device DEVICE] [--outputs STEM]\n";
+
+/// A bad command line: main prints the message and the usage, and exits with 2.
+struct UsageError : std::runtime_error
+{
+  using std::runtime_error::runtime_error;
+};
+
+struct Args
+{
+  std::string artifact, inputs, device = "cpu", outputs;
+  int repeat = 1;
+  double warmup_s = 0;
+};
+
+Args
+parse(int argc, char ** argv)
+{
+  Args a;
+  std::vector<std::string> pos;
+  for (int i = 1; i < argc; ++i)
+  {
+    const std::string s = argv[i];
+    if (s == "--device" || s == "--outputs")
+    {
+      if (i + 1 == argc)
+        throw UsageError(s + " needs a value");
+      (s == "--device" ? a.device : a.outputs) = argv[++i];
+    }
+    else if (s.rfind("--", 0) == 0)
+      throw UsageError("unknown option " + s);
+    else
+      pos.push_back(s);
+  }
+  if (pos.size() != 3 && pos.size() != 4)
+    throw UsageError("expected ARTIFACT INPUTS REPEAT [WARMUP_S], got " +
+                     std::to_string(pos.size()) + " positional arguments");
+  a.artifact = pos[0];
+  a.inputs = pos[1];
+  a.repeat = std::max(1, std::atoi(pos[2].c_str()));
+  a.warmup_s = pos.size() == 4 ? std::atof(pos[3].c_str()) : 0.0;
+  return a;
+}
+
 std::string
 slurp(const std::string & p, std::ios::openmode mode = std::ios::in)
 {
@@ -53,6 +110,66 @@ load(const std::string & stem)
       out[name.substr(6)] = all.narrow(0, off, numel).reshape(shape).clone();
   }
   return out;
+}
+
+/// `s` as a JSON string literal.
+std::string
+quoted(const std::string & s)
+{
+  std::string q = "\"";
+  for (const char c : s)
+  {
+    if (c == '"' || c == '\\')
+      q += '\\';
+    q += c;
+  }
+  return q + '"';
+}
+
+/// Write `tensors` as float64 on the CPU to STEM.json + STEM.bin (see the header).
+void
+save(const std::string & stem, const TensorMap & tensors)
+{
+  std::ofstream bin(stem + ".bin", std::ios::binary | std::ios::trunc);
+  std::ostringstream index;
+  index << "{\"tensors\": {";
+  int64_t offset = 0;
+  const char * sep = "";
+  for (const auto & [name, t] : tensors)
+  {
+    const auto host = t.detach().to(at::kCPU, at::kDouble).contiguous();
+    bin.write(reinterpret_cast<const char *>(host.data_ptr<double>()),
+              static_cast<std::streamsize>(host.numel() * sizeof(double)));
+    index << sep << quoted("output/" + name) << ": {\"shape\": [";
+    for (int64_t d = 0; d < host.dim(); ++d)
+      index << (d ? ", " : "") << host.size(d);
+    index << "], \"offset\": " << offset << "}";
+    offset += host.numel();
+    sep = ", ";
+  }
+  index << "}}\n";
+  bin.close();
+  if (!bin)
+    throw std::runtime_error("cannot write " + stem + ".bin");
+  std::ofstream json(stem + ".json", std::ios::trunc);
+  json << index.str();
+  json.close();
+  if (!json)
+    throw std::runtime_error("cannot write " + stem + ".json");
+}
+
+/// Waits for the kernels queued on `device` (a no-op on the CPU, whose calls return when
+/// done). Made after the model is loaded: loading it registers torch's CUDA hooks.
+std::function<void()>
+device_sync(const at::Device & device)
+{
+  if (device.is_cpu())
+    return [] {};
+  const auto index = device.has_index() ? device.index() : at::accelerator::getDeviceIndex();
+  return [index]
+  {
+    at::accelerator::synchronizeDevice(index);
+  };
 }
 
 struct Timing
@@ -87,39 +204,59 @@ median_us(F && f, int repeat, double warmup_s)
   std::sort(t.begin(), t.end());
   return {t[t.size() / 2], first, warm};
 }
+
+int
+run(const Args & a)
+{
+  Model m(a.artifact, a.device, "float64");
+  const at::Device device(a.device);
+  auto x = load(a.inputs);
+  for (auto & [name, t] : x)
+    t = t.to(device);
+  const auto sync = device_sync(device);
+  const Timing fwd = median_us(
+      [&]
+      {
+        m.forward(x);
+        sync();
+      },
+      a.repeat,
+      a.warmup_s);
+  double jac = -1;
+  if (!m.derivatives().empty())
+    jac = median_us(
+              [&]
+              {
+                m.jacobian(x);
+                sync();
+              },
+              a.repeat,
+              a.warmup_s)
+              .median_us;
+  if (!a.outputs.empty())
+    save(a.outputs, m.forward(x));
+  std::cout << "{\"forward_us\": " << fwd.median_us << ", \"forward_first_us\": " << fwd.first_us
+            << ", \"forward_warmup_calls\": " << fwd.warmup_calls << ", \"jacobian_us\": " << jac
+            << ", \"device\": " << quoted(a.device) << "}\n";
+  return 0;
+}
 } // namespace
 
 int
 main(int argc, char ** argv)
 {
-  if (argc != 4 && argc != 5)
+  try
   {
-    std::cerr << "usage: bench_cpp ARTIFACT INPUTS REPEAT [WARMUP_S]\n";
+    return run(parse(argc, argv));
+  }
+  catch (const UsageError & e)
+  {
+    std::cerr << "bench_cpp: " << e.what() << "\n" << USAGE;
     return 2;
   }
-  Model m(argv[1], "cpu", "float64");
-  const auto x = load(argv[2]);
-  const int repeat = std::max(1, std::atoi(argv[3]));
-  const double warmup_s = argc == 5 ? std::atof(argv[4]) : 0.0;
-  const Timing fwd = median_us(
-      [&]
-      {
-        m.forward(x);
-      },
-      repeat,
-      warmup_s);
-  double jac = -1;
-  if (!m.derivatives().empty())
-    jac = median_us(
-        [&]
-        {
-          m.jacobian(x);
-        },
-        repeat,
-        warmup_s)
-              .median_us;
-  std::cout << "{\"forward_us\": " << fwd.median_us << ", \"forward_first_us\": " << fwd.first_us
-            << ", \"forward_warmup_calls\": " << fwd.warmup_calls << ", \"jacobian_us\": " << jac
-            << "}\n";
-  return 0;
+  catch (const std::exception & e)
+  {
+    std::cerr << "bench_cpp: " << e.what() << "\n";
+    return 1;
+  }
 }

@@ -1,4 +1,5 @@
 #include "neml2/aoti/batch.h"
+#include "neml2/aoti/detail/model_helpers.h"
 #include "neml2/aoti/errors.h"
 
 #include <algorithm>
@@ -91,15 +92,11 @@ broadcast_batch_shape(const std::map<std::string, at::Tensor> & inputs,
   for (const auto & [name, value] : inputs)
     if (!base_shapes.count(name))
     {
-      std::string known;
       std::vector<std::string> names;
       for (const auto & kv : base_shapes)
-      {
-        known += (known.empty() ? "" : ", ") + kv.first;
         names.push_back(kv.first);
-      }
       throw FatalError("unknown input '" + name + "'" + did_you_mean(name, names) +
-                       "; the model's inputs are: " + known);
+                       "; the model's inputs are: " + detail::join(names));
     }
   for (const auto & [name, base] : base_shapes)
     if (!inputs.count(name))
@@ -134,30 +131,4 @@ broadcast_batch_shape(const std::map<std::string, at::Tensor> & inputs,
   }
   return result;
 }
-
-const Shape &
-base_shape_by_name(const std::vector<std::string> & names,
-                   const std::vector<Shape> & shapes,
-                   const std::string & name,
-                   const std::string & kind)
-{
-  for (std::size_t i = 0; i < names.size() && i < shapes.size(); ++i)
-    if (names[i] == name)
-      return shapes[i];
-  std::string known;
-  for (const auto & n : names)
-    known += (known.empty() ? "" : ", ") + n;
-  throw FatalError("no " + kind + " variable '" + name + "'" + did_you_mean(name, names) +
-                   "; the model's " + kind + "s are: " + (known.empty() ? "(none)" : known));
-}
-
-std::map<std::string, Shape>
-shapes_by_name(const std::vector<std::string> & names, const std::vector<Shape> & shapes)
-{
-  std::map<std::string, Shape> out;
-  for (std::size_t i = 0; i < names.size() && i < shapes.size(); ++i)
-    out.emplace(names[i], shapes[i]);
-  return out;
-}
-
 } // namespace neml2::aoti

@@ -1,5 +1,7 @@
 #include "neml2/aoti/model.h"
 #include "neml2/aoti/batch.h"
+#include "neml2/aoti/detail/model_helpers.h"
+#include "neml2/aoti/detail/surface_impl.h"
 #include "neml2/aoti/errors.h"
 #include "neml2/aoti/json.h"
 #include "neml2/aoti/version.h"
@@ -79,23 +81,47 @@ private:
   int _saved = 1;
 };
 
-std::string
-join(const std::vector<std::string> & v)
+using detail::join;
+using detail::parse_dtype;
+
+/// A `kind` record of the artifact contract has every required key (schema.h, generated
+/// from artifact_schema.json); the message is the one neml2.aoti's Python reader gives.
+template <std::size_t N>
+void
+require(const Json & record,
+        const std::array<std::string_view, N> & keys,
+        const std::string & what,
+        const std::string & inside)
 {
-  std::string out;
-  for (const auto & s : v)
-    out += (out.empty() ? "" : ", ") + s;
-  return out;
+  const std::string at = inside.empty() ? "" : " in " + inside;
+  if (!record.is(Json::Kind::Object))
+    throw FatalError(what + ": corrupt metadata (not a JSON object" + at + ")");
+  for (const auto key : keys)
+    if (!record.has(std::string(key)))
+      throw FatalError(what + ": corrupt metadata (missing key '" + std::string(key) + "'" + at +
+                       ")");
 }
 
-c10::ScalarType
-parse_dtype(const std::string & s, const std::string & where)
+/// Every record nested in metadata.json (variables, derivatives, parameters, targets,
+/// graphs) has its required keys.
+void
+require_records(const Json & j, const std::string & what)
 {
-  if (s == "float64")
-    return at::kDouble;
-  if (s == "float32")
-    return at::kFloat;
-  throw FatalError(where + ": unknown dtype '" + s + "' (float64 or float32)");
+  const auto each = [&](const char * list, const auto & keys)
+  {
+    if (!j.has(list))
+      return;
+    const auto & items = j.at(list, what).as_array(what + " " + list);
+    for (std::size_t i = 0; i < items.size(); ++i)
+      require(items[i], keys, what, std::string(list) + "[" + std::to_string(i) + "]");
+  };
+  each("inputs", schema::variable_required);
+  each("outputs", schema::variable_required);
+  each("derivatives", schema::derivative_required);
+  each("parameters", schema::parameter_required);
+  each("targets", schema::target_required);
+  for (const auto & [name, g] : j.at("graphs", what).as_object(what + " graphs"))
+    require(g, schema::graph_required, what, "graphs." + name);
 }
 
 Shape
@@ -105,6 +131,19 @@ read_shape(const Json & j, const std::string & what)
   for (const auto & d : j.as_array(what))
     s.push_back(d.as_int(what));
   return s;
+}
+
+/// The variables `names` of one kind with their types, base and sub-batch shapes.
+std::vector<Signature::Variable>
+variables(const std::vector<std::string> & names,
+          const std::map<std::string, std::string> & types,
+          const std::map<std::string, Shape> & base,
+          const std::map<std::string, Shape> & sub)
+{
+  std::vector<Signature::Variable> out;
+  for (const auto & n : names)
+    out.push_back({n, types.at(n), base.at(n), sub.at(n)});
+  return out;
 }
 } // namespace
 
@@ -135,6 +174,19 @@ struct Model::Impl
   c10::Device device = c10::Device("cpu");
   c10::ScalarType dtype = at::kDouble;
   std::string target;
+  /// inputs, outputs, types, shapes and pairs above as one value (signature())
+  Signature sig;
+  /// device, dtype, dir and torch_built above (device(), dtype(), ...)
+  detail::LoadInfo info;
+
+  // the surface (neml2/aoti/surface.h)
+  TensorMap forward(const TensorMap & inputs);
+  std::pair<TensorMap, TensorMap> jvp(const TensorMap & inputs, const TensorMap & tangents);
+  std::pair<TensorMap, JacobianMap> jacobian(const TensorMap & inputs);
+  const Signature & signature() const { return sig; }
+  const detail::LoadInfo & load_info() const { return info; }
+  TensorMap & named_parameters() { return params; }
+  void set_parameter(const std::string & name, const at::Tensor & value);
 
   /// Read the artifact at `path` for the target of `device_type` ("cpu", "cuda"; empty:
   /// any) and `dtype_str` ("float64", "float32"; empty: any); `index` (-1: none) is the
@@ -347,14 +399,15 @@ Model::Impl::load(const std::string & path,
   const std::string what = m.meta_path;
   try
   {
-    j.as_object(what);
-    const auto schema = j.at("schema_version", what).as_int(what + " schema_version");
-    if (schema != SCHEMA_VERSION)
-      throw FatalError(what + ": metadata schema_version " + std::to_string(schema) +
+    require(j, schema::metadata_required, what, "");
+    const auto version = j.at("schema_version", what).as_int(what + " schema_version");
+    if (version != SCHEMA_VERSION)
+      throw FatalError(what + ": metadata schema_version " + std::to_string(version) +
                        " is not the " + std::to_string(SCHEMA_VERSION) +
                        " this runtime reads; recompile it with this neml2-compile");
     m.torch_built = j.at("torch_version", what).as_string(what + " torch_version");
     check_torch_compatible(m.torch_built, what);
+    require_records(j, what);
     for (const auto & [key, names, base, list, sub, trail] :
          {std::make_tuple("inputs", &m.inputs, &m.in_base, &m.in_base_list, &m.in_sub, &m.in_trail),
           std::make_tuple(
@@ -461,6 +514,17 @@ Model::Impl::load(const std::string & path,
       throw FatalError(what + ": corrupt metadata (" + msg + ")");
     throw;
   }
+  try
+  {
+    m.sig = Signature(variables(m.inputs, m.types, m.in_base, m.in_sub),
+                      variables(m.outputs, m.types, m.out_base, m.out_sub),
+                      m.pairs);
+  }
+  catch (const FatalError & e)
+  {
+    throw FatalError(m.meta_path + ": " + e.what());
+  }
+  m.info = {m.device, m.dtype, m.dir, m.torch_built};
 }
 
 Model::~Model() = default;
@@ -468,15 +532,15 @@ Model::Model(Model &&) noexcept = default;
 Model & Model::operator=(Model &&) noexcept = default;
 
 TensorMap
-Model::forward(const TensorMap & inputs)
+Model::Impl::forward(const TensorMap & inputs)
 {
-  auto & m = *_impl;
+  auto & m = *this;
   std::vector<at::Tensor> flat;
   const auto batch = m.prepare(inputs, flat);
   const auto out = m.run("forward", std::move(flat));
   TensorMap res;
   for (std::size_t k = 0; k < m.outputs.size(); ++k)
-    res[m.outputs[k]] = Impl::unflatten(out.at(k), batch, m.out_trail.at(m.outputs[k]));
+    res[m.outputs[k]] = unflatten(out.at(k), batch, m.out_trail.at(m.outputs[k]));
   return res;
 }
 
@@ -520,7 +584,7 @@ Model::forward_into(const TensorMap & inputs, const TensorMap & outputs)
   }
   if (!m.graphs.count("forward_into"))
   {
-    const auto res = forward(inputs);
+    const auto res = m.forward(inputs);
     for (const auto & name : m.outputs)
       outputs.at(name).copy_(res.at(name));
     return;
@@ -543,9 +607,9 @@ Model::writes_into() const
 }
 
 std::pair<TensorMap, JacobianMap>
-Model::jacobian(const TensorMap & inputs)
+Model::Impl::jacobian(const TensorMap & inputs)
 {
-  auto & m = *_impl;
+  auto & m = *this;
   if (m.pairs.empty())
     throw FatalError(m.dir + ": the artifact was compiled without derivatives; recompile with "
                              "neml2-compile -d OUT:IN (e.g. -d : for the full Jacobian)");
@@ -558,7 +622,7 @@ Model::jacobian(const TensorMap & inputs)
                      " tensors, the metadata describes " + std::to_string(nout + m.pairs.size()));
   TensorMap out;
   for (std::size_t k = 0; k < nout; ++k)
-    out[m.outputs[k]] = Impl::unflatten(res[k], batch, m.out_trail.at(m.outputs[k]));
+    out[m.outputs[k]] = unflatten(res[k], batch, m.out_trail.at(m.outputs[k]));
   JacobianMap J;
   for (std::size_t k = 0; k < m.pairs.size(); ++k)
   {
@@ -566,15 +630,15 @@ Model::jacobian(const TensorMap & inputs)
     Shape base = m.out_trail.at(o);
     const auto & ib = m.in_trail.at(i);
     base.insert(base.end(), ib.begin(), ib.end());
-    J[o][i] = Impl::unflatten(res[nout + k], batch, base);
+    J[o][i] = unflatten(res[nout + k], batch, base);
   }
   return {out, J};
 }
 
 std::pair<TensorMap, TensorMap>
-Model::jvp(const TensorMap & inputs, const TensorMap & tangents)
+Model::Impl::jvp(const TensorMap & inputs, const TensorMap & tangents)
 {
-  auto & m = *_impl;
+  auto & m = *this;
   std::vector<std::string> given;
   for (const auto & [name, t] : tangents)
   {
@@ -637,100 +701,10 @@ Model::jvp(const TensorMap & inputs, const TensorMap & tangents)
   return {out, res};
 }
 
-const std::vector<std::string> &
-Model::input_names() const
-{
-  return _impl->inputs;
-}
-
-const std::vector<std::string> &
-Model::output_names() const
-{
-  return _impl->outputs;
-}
-
-const std::map<std::string, std::string> &
-Model::variable_types() const
-{
-  return _impl->types;
-}
-
-const std::vector<Shape> &
-Model::input_base_shapes() const
-{
-  return _impl->in_base_list;
-}
-
-const std::vector<Shape> &
-Model::output_base_shapes() const
-{
-  return _impl->out_base_list;
-}
-
-const Shape &
-Model::input_base_shape(const std::string & name) const
-{
-  return base_shape_by_name(_impl->inputs, _impl->in_base_list, name, "input");
-}
-
-const Shape &
-Model::output_base_shape(const std::string & name) const
-{
-  return base_shape_by_name(_impl->outputs, _impl->out_base_list, name, "output");
-}
-
-const std::map<std::string, Shape> &
-Model::input_sub_batch_shapes() const
-{
-  return _impl->in_sub;
-}
-
-const std::map<std::string, Shape> &
-Model::output_sub_batch_shapes() const
-{
-  return _impl->out_sub;
-}
-
-const std::vector<std::pair<std::string, std::string>> &
-Model::derivatives() const
-{
-  return _impl->pairs;
-}
-
-c10::Device
-Model::device() const
-{
-  return _impl->device;
-}
-
-c10::ScalarType
-Model::dtype() const
-{
-  return _impl->dtype;
-}
-
-const std::string &
-Model::path() const
-{
-  return _impl->dir;
-}
-
-const std::string &
-Model::built_with_torch() const
-{
-  return _impl->torch_built;
-}
-
-TensorMap &
-Model::named_parameters()
-{
-  return _impl->params;
-}
-
 void
-Model::set_parameter(const std::string & name, const at::Tensor & value)
+Model::Impl::set_parameter(const std::string & name, const at::Tensor & value)
 {
-  auto & m = *_impl;
+  auto & m = *this;
   if (!m.params.count(name))
     throw FatalError("no promoted parameter '" + name +
                      "'; promoted: " + (m.param_names.empty() ? "(none)" : join(m.param_names)) +
@@ -742,3 +716,5 @@ Model::set_parameter(const std::string & name, const at::Tensor & value)
   m.params[name] = value.to(m.device, m.dtype).clone();
 }
 } // namespace neml2::aoti
+
+template class neml2::aoti::Surface<neml2::aoti::Model>;

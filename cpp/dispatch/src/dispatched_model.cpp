@@ -1,5 +1,7 @@
 #include "neml2/aoti/dispatched_model.h"
 #include "neml2/aoti/batch.h"
+#include "neml2/aoti/detail/model_helpers.h"
+#include "neml2/aoti/detail/surface_impl.h"
 #include "neml2/aoti/errors.h"
 #include "worker_pool.h"
 
@@ -21,6 +23,8 @@ namespace neml2::aoti
 {
 namespace
 {
+using detail::numel;
+
 /// torch's CUDA hooks register when libtorch.so (which pulls in libtorch_cuda on
 /// CUDA wheels) is loaded; a pure C++ host linking libtorch_cpu has not loaded it.
 void
@@ -70,20 +74,11 @@ set_thread_intraop_threads(int n)
     at::set_num_threads(n);
 }
 
-std::string
-join(const std::vector<std::string> & v)
-{
-  std::string out;
-  for (const auto & s : v)
-    out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 c10::Device
 parse_device(const std::string & spec, const std::string & what)
 {
   const std::string known =
-      "'cpu', 'cuda' or 'cuda:N' (available: " + join(available_devices()) + ")";
+      "'cpu', 'cuda' or 'cuda:N' (available: " + detail::join(available_devices()) + ")";
   c10::Device d("cpu");
   try
   {
@@ -131,15 +126,6 @@ rethrow_with(std::exception_ptr e, const std::string & prefix)
   {
     throw FatalError(prefix + "unknown exception");
   }
-}
-
-int64_t
-numel(const Shape & s)
-{
-  int64_t n = 1;
-  for (auto d : s)
-    n *= d;
-  return n;
 }
 
 /// Results of one call, every tensor at (n, ...): outputs, jvp values, Jacobian blocks.
@@ -204,11 +190,23 @@ struct DispatchedModel::Impl
   c10::Device home = c10::Device("cpu");
   c10::ScalarType dtype = at::kDouble;
   TensorMap params;
-  /// what every input tensor ends in: (*sub_batch, *base)
-  std::map<std::string, Shape> trail;
   std::mutex call;
+  /// home, dtype, and the artifact's path and torch version (device(), dtype(), ...)
+  detail::LoadInfo info;
 
   Model & front() { return *workers.front().model; }
+  const Model & front() const { return *workers.front().model; }
+
+  // the surface (neml2/aoti/surface.h)
+  TensorMap forward(const TensorMap & inputs);
+  std::pair<TensorMap, TensorMap> jvp(const TensorMap & inputs, const TensorMap & tangents);
+  std::pair<TensorMap, JacobianMap> jacobian(const TensorMap & inputs);
+  const Signature & signature() const { return front().signature(); }
+  /// (*sub_batch, *base) per input: what every input tensor ends in.
+  const std::map<std::string, Shape> & trail() const { return signature().input_trailing_shapes(); }
+  const detail::LoadInfo & load_info() const { return info; }
+  TensorMap & named_parameters() { return params; }
+  void set_parameter(const std::string & name, const at::Tensor & value);
 
   /// Whether forward can store chunks in place: the artifact has forward_into and every
   /// worker computes where the results live (CPU workers, CPU home).
@@ -252,6 +250,13 @@ struct DispatchedModel::Impl
                          dtype_name(dtype) + "; the " + what + " has dtype " +
                          dtype_name(v.scalar_type()) + "); inputs are never moved implicitly");
     }
+  }
+
+  /// The batch shape of `inputs`, checked (dtype, device) and broadcast.
+  Shape batch_of(const TensorMap & inputs) const
+  {
+    check(inputs);
+    return broadcast_batch_shape(inputs, trail());
   }
 
   static TensorMap
@@ -464,15 +469,9 @@ DispatchedModel::DispatchedModel(const std::string & path,
     m.workers.push_back(std::move(w));
   }
   m.dtype = m.front().dtype();
-  for (const auto & k : m.front().input_names())
-  {
-    const auto & base = m.front().input_base_shape(k);
-    Shape t = m.front().input_sub_batch_shapes().at(k);
-    t.insert(t.end(), base.begin(), base.end());
-    m.trail[k] = t;
-  }
   for (const auto & [k, v] : m.front().named_parameters())
     m.params[k] = v.to(m.home).clone();
+  m.info = {m.home, m.dtype, m.front().path(), m.front().built_with_torch()};
   m.pool = std::make_unique<detail::WorkerPool>(m.workers.size(),
                                                 [&m](std::size_t w)
                                                 {
@@ -485,13 +484,11 @@ DispatchedModel::DispatchedModel(const std::string & path,
 DispatchedModel::~DispatchedModel() = default;
 
 TensorMap
-DispatchedModel::forward(const TensorMap & inputs)
+DispatchedModel::Impl::forward(const TensorMap & inputs)
 {
-  auto & m = *_impl;
+  auto & m = *this;
   std::lock_guard<std::mutex> lock(m.call);
-  m.check(inputs);
-  const auto & bases = m.trail; // (*sub_batch, *base) per input
-  const Shape batch = broadcast_batch_shape(inputs, bases);
+  const Shape batch = m.batch_of(inputs);
   const int64_t n = numel(batch);
   if (n == 0)
     return m.front().forward(inputs);
@@ -500,18 +497,16 @@ DispatchedModel::forward(const TensorMap & inputs)
     // every worker stores its chunk straight into the gathered result: one pass over
     // the outputs' memory instead of two (compute, then copy)
     TensorMap dest;
-    for (const auto & name : m.front().output_names())
+    for (const auto & name : signature().output_names())
     {
       Shape s{n};
-      const auto & sub = m.front().output_sub_batch_shapes().at(name);
-      const auto & base = m.front().output_base_shape(name);
-      s.insert(s.end(), sub.begin(), sub.end());
-      s.insert(s.end(), base.begin(), base.end());
+      const auto trail = signature().output_trailing_shape(name);
+      s.insert(s.end(), trail.begin(), trail.end());
       dest[name] = at::empty(s, at::TensorOptions().dtype(m.dtype).device(m.home));
     }
     m.dispatch("forward_into",
                n,
-               Impl::flatten(inputs, bases, batch),
+               flatten(inputs, m.trail(), batch),
                {},
                [&dest](Model & model, const TensorMap & a, const TensorMap &, const Chunk & c)
                {
@@ -521,33 +516,31 @@ DispatchedModel::forward(const TensorMap & inputs)
                  model.forward_into(a, part);
                  return Pieces{};
                });
-    return Impl::unflatten(dest, batch);
+    return unflatten(dest, batch);
   }
   const auto p = m.dispatch("forward",
                             n,
-                            Impl::flatten(inputs, bases, batch),
+                            flatten(inputs, m.trail(), batch),
                             {},
                             [](Model & model, const TensorMap & a, const TensorMap &, const Chunk &)
                             {
                               return Pieces{model.forward(a), {}, {}};
                             });
-  return Impl::unflatten(p.out, batch);
+  return unflatten(p.out, batch);
 }
 
 std::pair<TensorMap, JacobianMap>
-DispatchedModel::jacobian(const TensorMap & inputs)
+DispatchedModel::Impl::jacobian(const TensorMap & inputs)
 {
-  auto & m = *_impl;
+  auto & m = *this;
   std::lock_guard<std::mutex> lock(m.call);
-  m.check(inputs);
-  const auto & bases = m.trail; // (*sub_batch, *base) per input
-  const Shape batch = broadcast_batch_shape(inputs, bases);
+  const Shape batch = m.batch_of(inputs);
   const int64_t n = numel(batch);
-  if (n == 0 || m.front().derivatives().empty()) // the latter: Model says what to recompile
+  if (n == 0 || signature().derivatives().empty()) // the latter: Model says what to recompile
     return m.front().jacobian(inputs);
   const auto p = m.dispatch("jacobian",
                             n,
-                            Impl::flatten(inputs, bases, batch),
+                            flatten(inputs, m.trail(), batch),
                             {},
                             [](Model & model, const TensorMap & a, const TensorMap &, const Chunk &)
                             {
@@ -556,17 +549,17 @@ DispatchedModel::jacobian(const TensorMap & inputs)
                             });
   JacobianMap J;
   for (const auto & [o, row] : p.J)
-    J[o] = Impl::unflatten(row, batch);
-  return {Impl::unflatten(p.out, batch), J};
+    J[o] = unflatten(row, batch);
+  return {unflatten(p.out, batch), J};
 }
 
 std::pair<TensorMap, TensorMap>
-DispatchedModel::jvp(const TensorMap & inputs, const TensorMap & tangents)
+DispatchedModel::Impl::jvp(const TensorMap & inputs, const TensorMap & tangents)
 {
-  auto & m = *_impl;
+  auto & m = *this;
   std::lock_guard<std::mutex> lock(m.call);
   m.check(inputs);
-  const auto & bases = m.trail; // (*sub_batch, *base) per input
+  const auto & bases = m.trail();
   for (const auto & [k, t] : tangents)
     if (!bases.count(k))
       return m.front().jvp(inputs, tangents); // Model names the unknown tangent
@@ -588,110 +581,20 @@ DispatchedModel::jvp(const TensorMap & inputs, const TensorMap & tangents)
   const auto p =
       m.dispatch("jacobian", // jvp contracts the jacobian graph's blocks
                  n,
-                 Impl::flatten(inputs, bases, batch),
-                 Impl::flatten(tan, bases, batch),
+                 flatten(inputs, bases, batch),
+                 flatten(tan, bases, batch),
                  [](Model & model, const TensorMap & a, const TensorMap & t, const Chunk &)
                  {
                    auto [out, jv] = model.jvp(a, t);
                    return Pieces{std::move(out), std::move(jv), {}};
                  });
-  return {Impl::unflatten(p.out, batch), Impl::unflatten(p.jvp, batch)};
-}
-
-const std::vector<std::string> &
-DispatchedModel::input_names() const
-{
-  return _impl->front().input_names();
-}
-
-const std::vector<std::string> &
-DispatchedModel::output_names() const
-{
-  return _impl->front().output_names();
-}
-
-const std::map<std::string, std::string> &
-DispatchedModel::variable_types() const
-{
-  return _impl->front().variable_types();
-}
-
-const std::vector<Shape> &
-DispatchedModel::input_base_shapes() const
-{
-  return _impl->front().input_base_shapes();
-}
-
-const std::vector<Shape> &
-DispatchedModel::output_base_shapes() const
-{
-  return _impl->front().output_base_shapes();
-}
-
-const Shape &
-DispatchedModel::input_base_shape(const std::string & name) const
-{
-  return _impl->front().input_base_shape(name);
-}
-
-const Shape &
-DispatchedModel::output_base_shape(const std::string & name) const
-{
-  return _impl->front().output_base_shape(name);
-}
-
-const std::map<std::string, Shape> &
-DispatchedModel::input_sub_batch_shapes() const
-{
-  return _impl->front().input_sub_batch_shapes();
-}
-
-const std::map<std::string, Shape> &
-DispatchedModel::output_sub_batch_shapes() const
-{
-  return _impl->front().output_sub_batch_shapes();
-}
-
-const std::vector<std::pair<std::string, std::string>> &
-DispatchedModel::derivatives() const
-{
-  return _impl->front().derivatives();
-}
-
-c10::Device
-DispatchedModel::device() const
-{
-  return _impl->home;
-}
-
-c10::ScalarType
-DispatchedModel::dtype() const
-{
-  return _impl->dtype;
-}
-
-const std::string &
-DispatchedModel::path() const
-{
-  return _impl->front().path();
-}
-
-const std::string &
-DispatchedModel::built_with_torch() const
-{
-  return _impl->front().built_with_torch();
-}
-
-TensorMap &
-DispatchedModel::named_parameters()
-{
-  return _impl->params;
+  return {unflatten(p.out, batch), unflatten(p.jvp, batch)};
 }
 
 void
-DispatchedModel::set_parameter(const std::string & name, const at::Tensor & value)
+DispatchedModel::Impl::set_parameter(const std::string & name, const at::Tensor & value)
 {
-  auto & m = *_impl;
+  auto & m = *this;
   std::lock_guard<std::mutex> lock(m.call);
   m.front().set_parameter(name, value); // validates name and shape
   m.params[name] = value.to(m.home, m.dtype).clone();
@@ -728,3 +631,5 @@ available_devices()
   return d;
 }
 } // namespace neml2::aoti
+
+template class neml2::aoti::Surface<neml2::aoti::DispatchedModel>;

@@ -1,4 +1,6 @@
 #include "neml2/eager/model.h"
+#include "neml2/aoti/detail/model_helpers.h"
+#include "neml2/aoti/detail/surface_impl.h"
 #include "neml2/aoti/errors.h"
 
 #include "python.h"
@@ -19,15 +21,6 @@ using detail::Ref;
 
 namespace
 {
-std::string
-join(const std::vector<std::string> & v)
-{
-  std::string out;
-  for (const auto & s : v)
-    out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 Ref
 attr(PyObject * o, const char * name, const std::string & context)
 {
@@ -65,24 +58,33 @@ variable_of(const std::string & name)
 {
   return name.substr(0, name.find('~'));
 }
+
+/// `vars` with their sub-batch shapes: the inputs' from `ndim`, an output's from its
+/// history input (its name followed by "~N"); one UNKNOWN_SIZE per axis.
+void
+set_sub_batch(std::vector<Signature::Variable> & vars,
+              const std::map<std::string, int64_t> & ndim,
+              bool outputs)
+{
+  for (auto & v : vars)
+    for (const auto & [name, n] : ndim)
+      if (outputs ? name != v.name && variable_of(name) == v.name : name == v.name)
+      {
+        v.sub_batch_shape = Shape(static_cast<std::size_t>(n), aoti::UNKNOWN_SIZE);
+        break;
+      }
+}
 } // namespace
 
 struct Model::Impl
 {
-  std::string file, name, label;
+  std::string name, label;
   std::string ctx_forward, ctx_jvp, ctx_jacobian, ctx_params;
   Ref model, forward_fn, jvp_fn, jacobian_fn, set_parameter_fn, named_parameters_fn;
-  std::vector<std::string> inputs, outputs;
-  std::map<std::string, std::string> types;
-  std::map<std::string, Shape> in_base, out_base;
-  /// the same base shapes in `inputs` / `outputs` order
-  std::vector<Shape> in_base_list, out_base_list;
-  std::map<std::string, int64_t> sub_ndim;
+  Signature sig;
   std::map<std::string, Ref> sub_type; // typed wrapper class of each sub-batch input
-  std::vector<std::pair<std::string, std::string>> pairs;
-  c10::Device device = c10::Device("cpu");
-  c10::ScalarType dtype = at::kDouble;
-  std::string torch_version;
+  /// the model's device and dtype, the input file, the interpreter's torch version
+  aoti::detail::LoadInfo info;
   TensorMap params;
   /// The TensorImpl handed out for each parameter: a different one means "replaced".
   std::map<std::string, const c10::TensorImpl *> handed_out;
@@ -170,25 +172,27 @@ struct Model::Impl
     {
       if (!t.defined())
         throw FatalError(label + ": " + what + " '" + n + "' is an undefined tensor");
-      if (in_base.count(n))
+      if (sig.has_input(n))
       {
         // nothing is converted or moved implicitly (docs/routes.md, "Input dtype and device")
-        if (t.scalar_type() != dtype)
+        if (t.scalar_type() != info.dtype)
           throw FatalError(label + ": " + what + " '" + n + "' has dtype " +
                            dtype_name(t.scalar_type()) + " but the model was loaded with " +
-                           dtype_name(dtype) + " on " + device.str() + " (the " + what + " is on " +
-                           t.device().str() + "); inputs are never converted implicitly");
-        if (t.device().type() != device.type())
+                           dtype_name(info.dtype) + " on " + info.device.str() + " (the " + what +
+                           " is on " + t.device().str() +
+                           "); inputs are never converted implicitly");
+        if (t.device().type() != info.device.type())
           throw FatalError(label + ": " + what + " '" + n + "' is on " + t.device().str() +
-                           " but the model is on " + device.str() + " (in " + dtype_name(dtype) +
-                           "; the " + what + " has dtype " + dtype_name(t.scalar_type()) +
-                           "); inputs are never moved implicitly");
+                           " but the model is on " + info.device.str() + " (in " +
+                           dtype_name(info.dtype) + "; the " + what + " has dtype " +
+                           dtype_name(t.scalar_type()) + "); inputs are never moved implicitly");
       }
       Ref obj(check(THPVariable_Wrap(t), ctx));
+      const auto & sub_ndim = sig.input_sub_batch_ndim();
       const auto s = wrap_sub ? sub_ndim.find(n) : sub_ndim.end();
       if (s != sub_ndim.end())
       {
-        const auto & base = in_base.at(n);
+        const auto & base = sig.input_base_shape(n);
         const auto need = s->second + static_cast<int64_t>(base.size());
         if (t.dim() < need)
           throw FatalError(
@@ -222,6 +226,15 @@ struct Model::Impl
     return out;
   }
 
+  // the surface (neml2/aoti/surface.h)
+  TensorMap forward(const TensorMap & inputs);
+  std::pair<TensorMap, TensorMap> jvp(const TensorMap & inputs, const TensorMap & tangents);
+  std::pair<TensorMap, JacobianMap> jacobian(const TensorMap & inputs);
+  const Signature & signature() const { return sig; }
+  const aoti::detail::LoadInfo & load_info() const { return info; }
+  TensorMap & named_parameters() { return params; }
+  void set_parameter(const std::string & key, const at::Tensor & value);
+
   /// (dict, dict) -> the two halves of a 2-tuple.
   std::pair<PyObject *, PyObject *> pair_of(PyObject * r, const std::string & ctx) const
   {
@@ -239,17 +252,16 @@ Model::Model(const std::string & input_file,
 {
   const auto & h = detail::interpreter();
   auto & m = *_impl;
-  m.file = input_file;
+  m.info.path = input_file;
   m.name = model_name;
   m.label = "neml2::eager: model '" + model_name + "' of " + input_file;
   m.ctx_forward = m.label + ": forward";
   m.ctx_jvp = m.label + ": jvp";
   m.ctx_jacobian = m.label + ": jacobian";
   m.ctx_params = m.label + ": parameters";
-  m.torch_version = h.torch_version;
+  m.info.built_with_torch = h.torch_version;
   const std::string dtype = options.dtype.empty() ? "float64" : options.dtype;
-  if (dtype != "float64" && dtype != "float32")
-    throw FatalError(m.label + ": unknown dtype '" + dtype + "' (float64 or float32)");
+  aoti::detail::parse_dtype(dtype, m.label); // float64 or float32, else a FatalError
   const std::string device = options.device.empty() ? "cpu" : options.device;
 
   Gil gil;
@@ -280,12 +292,9 @@ Model::Model(const std::string & input_file,
 
   // Variables: name -> typed-wrapper class, in the model's order.
   std::map<std::string, Ref> in_types;
-  auto read_spec = [&](const char * spec,
-                       std::vector<std::string> & names,
-                       std::map<std::string, Shape> & bases,
-                       std::vector<Shape> & list,
-                       std::map<std::string, Ref> * keep)
+  auto read_spec = [&](const char * spec, std::map<std::string, Ref> * keep)
   {
+    std::vector<Signature::Variable> vars;
     Ref d = attr(m.model.get(), spec, ctx);
     if (!PyDict_Check(d.get()))
       throw FatalError(ctx + ": " + spec + " is not a dict");
@@ -294,34 +303,36 @@ Model::Model(const std::string & input_file,
     while (PyDict_Next(d.get(), &pos, &k, &v))
     {
       const auto key = to_string(k, ctx);
-      names.push_back(key);
       Ref tn = attr(v, "__name__", ctx);
-      m.types[key] = to_string(tn.get(), ctx);
       Ref base = attr(v, "BASE_SHAPE", ctx);
-      bases[key] = to_shape(base.get(), ctx + ": base shape of '" + key + "'");
-      list.push_back(bases[key]);
+      vars.push_back({key,
+                      to_string(tn.get(), ctx),
+                      to_shape(base.get(), ctx + ": base shape of '" + key + "'"),
+                      {}});
       if (keep)
         (*keep)[key] = Ref::borrow(v);
     }
+    return vars;
   };
-  read_spec("input_spec", m.inputs, m.in_base, m.in_base_list, &in_types);
-  read_spec("output_spec", m.outputs, m.out_base, m.out_base_list, nullptr);
-  for (const auto & o : m.outputs)
-    for (const auto & i : m.inputs)
-      m.pairs.emplace_back(o, i);
+  auto inputs = read_spec("input_spec", &in_types);
+  auto outputs = read_spec("output_spec", nullptr);
+  std::vector<std::string> input_names;
+  for (const auto & v : inputs)
+    input_names.push_back(v.name);
 
   Ref dv = attr(m.model.get(), "device", ctx);
   Ref dvs(check(PyObject_Str(dv.get()), ctx));
-  m.device = c10::Device(to_string(dvs.get(), ctx));
+  m.info.device = c10::Device(to_string(dvs.get(), ctx));
   Ref dty = attr(m.model.get(), "dtype", ctx);
   if (!THPDtype_Check(dty.get()))
     throw FatalError(ctx + ": the model's dtype is not a torch.dtype");
-  m.dtype = reinterpret_cast<THPDtype *>(dty.get())->scalar_type;
+  m.info.dtype = reinterpret_cast<THPDtype *>(dty.get())->scalar_type;
 
   // Sub-batch inputs: declared in [Settings]/example_batch_shape, or given in options.
+  std::map<std::string, int64_t> sub_ndim;
   Ref input_args(check(Py_BuildValue("(sO)", input_file.c_str(), overrides.get()), ctx));
   Ref input(check(PyObject_Call(h.load_input, input_args.get(), kwargs.get()), ctx));
-  for (const auto & n : m.inputs)
+  for (const auto & n : input_names)
     for (const auto & key : {n, variable_of(n)})
     {
       Ref r(check(PyObject_CallMethod(input.get(), "example_batch_shape", "s", key.c_str()), ctx));
@@ -331,29 +342,44 @@ Model::Model(const std::string & input_file,
         throw FatalError(ctx + ": example_batch_shape('" + key + "') is not a pair");
       const auto sub = to_shape(PyTuple_GET_ITEM(r.get(), 1), ctx);
       if (!sub.empty())
-        m.sub_ndim[n] = static_cast<int64_t>(sub.size());
+        sub_ndim[n] = static_cast<int64_t>(sub.size());
       break;
     }
   for (const auto & [key, ndim] : options.sub_batch_ndim)
   {
     bool used = false;
-    for (const auto & n : m.inputs)
+    for (const auto & n : input_names)
       if (n == key || variable_of(n) == key)
       {
         used = true;
         if (ndim > 0)
-          m.sub_ndim[n] = ndim;
+          sub_ndim[n] = ndim;
         else
-          m.sub_ndim.erase(n);
+          sub_ndim.erase(n);
       }
     if (!used)
-      throw FatalError(m.label + ": sub_batch_ndim names '" + key +
-                       "', which is not an input variable; inputs are: " + join(m.inputs));
+      throw FatalError(
+          m.label + ": sub_batch_ndim names '" + key +
+          "', which is not an input variable; inputs are: " + aoti::detail::join(input_names));
     if (ndim < 0)
       throw FatalError(m.label + ": sub_batch_ndim of '" + key + "' is negative");
   }
-  for (const auto & [n, ndim] : m.sub_ndim)
+  for (const auto & [n, ndim] : sub_ndim)
     m.sub_type[n] = Ref::borrow(in_types.at(n).get());
+  set_sub_batch(inputs, sub_ndim, false);
+  set_sub_batch(outputs, sub_ndim, true);
+  aoti::DerivativePairs pairs;
+  for (const auto & o : outputs)
+    for (const auto & i : inputs)
+      pairs.emplace_back(o.name, i.name);
+  try
+  {
+    m.sig = Signature(inputs, outputs, std::move(pairs));
+  }
+  catch (const FatalError & e)
+  {
+    throw FatalError(ctx + ": " + e.what());
+  }
   m.refresh_params();
 }
 
@@ -362,152 +388,64 @@ Model::Model(Model &&) noexcept = default;
 Model & Model::operator=(Model &&) noexcept = default;
 
 TensorMap
-Model::forward(const TensorMap & inputs)
+Model::Impl::forward(const TensorMap & inputs)
 {
-  auto & m = *_impl;
   Gil gil;
   c10::AutoGradMode no_grad(false);
-  m.sync_params();
-  Ref x = m.to_dict(inputs, "input", true, m.ctx_forward);
-  Ref r(check(PyObject_CallOneArg(m.forward_fn.get(), x.get()), m.ctx_forward));
-  return m.to_map(r.get(), m.ctx_forward);
+  sync_params();
+  Ref x = to_dict(inputs, "input", true, ctx_forward);
+  Ref r(check(PyObject_CallOneArg(forward_fn.get(), x.get()), ctx_forward));
+  return to_map(r.get(), ctx_forward);
 }
 
 std::pair<TensorMap, TensorMap>
-Model::jvp(const TensorMap & inputs, const TensorMap & tangents)
+Model::Impl::jvp(const TensorMap & inputs, const TensorMap & tangents)
 {
-  auto & m = *_impl;
   Gil gil;
   c10::AutoGradMode no_grad(false);
-  m.sync_params();
-  Ref x = m.to_dict(inputs, "input", true, m.ctx_jvp);
-  Ref t = m.to_dict(tangents, "tangent", false, m.ctx_jvp);
-  Ref r(check(PyObject_CallFunctionObjArgs(m.jvp_fn.get(), x.get(), t.get(), nullptr), m.ctx_jvp));
-  auto [out, dout] = m.pair_of(r.get(), m.ctx_jvp);
-  return {m.to_map(out, m.ctx_jvp), m.to_map(dout, m.ctx_jvp)};
+  sync_params();
+  Ref x = to_dict(inputs, "input", true, ctx_jvp);
+  Ref t = to_dict(tangents, "tangent", false, ctx_jvp);
+  Ref r(check(PyObject_CallFunctionObjArgs(jvp_fn.get(), x.get(), t.get(), nullptr), ctx_jvp));
+  auto [out, dout] = pair_of(r.get(), ctx_jvp);
+  return {to_map(out, ctx_jvp), to_map(dout, ctx_jvp)};
 }
 
 std::pair<TensorMap, JacobianMap>
-Model::jacobian(const TensorMap & inputs)
+Model::Impl::jacobian(const TensorMap & inputs)
 {
-  auto & m = *_impl;
   Gil gil;
   c10::AutoGradMode no_grad(false);
-  m.sync_params();
-  Ref x = m.to_dict(inputs, "input", true, m.ctx_jacobian);
-  Ref r(check(PyObject_CallOneArg(m.jacobian_fn.get(), x.get()), m.ctx_jacobian));
-  auto [out, jac] = m.pair_of(r.get(), m.ctx_jacobian);
+  sync_params();
+  Ref x = to_dict(inputs, "input", true, ctx_jacobian);
+  Ref r(check(PyObject_CallOneArg(jacobian_fn.get(), x.get()), ctx_jacobian));
+  auto [out, jac] = pair_of(r.get(), ctx_jacobian);
   if (!PyDict_Check(jac))
-    throw FatalError(m.ctx_jacobian + ": expected a dict of blocks");
+    throw FatalError(ctx_jacobian + ": expected a dict of blocks");
   JacobianMap J;
   PyObject *k, *v;
   Py_ssize_t pos = 0;
   while (PyDict_Next(jac, &pos, &k, &v))
-    J.emplace(to_string(k, m.ctx_jacobian), m.to_map(v, m.ctx_jacobian));
-  return {m.to_map(out, m.ctx_jacobian), std::move(J)};
-}
-
-const std::vector<std::string> &
-Model::input_names() const
-{
-  return _impl->inputs;
-}
-
-const std::vector<std::string> &
-Model::output_names() const
-{
-  return _impl->outputs;
-}
-
-const std::map<std::string, std::string> &
-Model::variable_types() const
-{
-  return _impl->types;
-}
-
-const std::vector<Shape> &
-Model::input_base_shapes() const
-{
-  return _impl->in_base_list;
-}
-
-const std::vector<Shape> &
-Model::output_base_shapes() const
-{
-  return _impl->out_base_list;
-}
-
-const Shape &
-Model::input_base_shape(const std::string & name) const
-{
-  return aoti::base_shape_by_name(_impl->inputs, _impl->in_base_list, name, "input");
-}
-
-const Shape &
-Model::output_base_shape(const std::string & name) const
-{
-  return aoti::base_shape_by_name(_impl->outputs, _impl->out_base_list, name, "output");
-}
-
-const std::map<std::string, int64_t> &
-Model::input_sub_batch_ndim() const
-{
-  return _impl->sub_ndim;
-}
-
-const std::vector<std::pair<std::string, std::string>> &
-Model::derivatives() const
-{
-  return _impl->pairs;
-}
-
-c10::Device
-Model::device() const
-{
-  return _impl->device;
-}
-
-c10::ScalarType
-Model::dtype() const
-{
-  return _impl->dtype;
-}
-
-const std::string &
-Model::path() const
-{
-  return _impl->file;
-}
-
-const std::string &
-Model::built_with_torch() const
-{
-  return _impl->torch_version;
-}
-
-TensorMap &
-Model::named_parameters()
-{
-  return _impl->params;
+    J.emplace(to_string(k, ctx_jacobian), to_map(v, ctx_jacobian));
+  return {to_map(out, ctx_jacobian), std::move(J)};
 }
 
 void
-Model::set_parameter(const std::string & name, const at::Tensor & value)
+Model::Impl::set_parameter(const std::string & key, const at::Tensor & value)
 {
-  auto & m = *_impl;
   Gil gil;
   c10::AutoGradMode no_grad(false);
-  m.sync_params();
+  sync_params();
   try
   {
-    m.call_set_parameter(name, value);
+    call_set_parameter(key, value);
   }
   catch (...)
   {
-    m.refresh_params();
+    refresh_params();
     throw;
   }
-  m.refresh_params();
+  refresh_params();
 }
 
 Model
@@ -516,3 +454,5 @@ load_model(const std::string & input_file, const std::string & model_name, const
   return Model(input_file, model_name, options);
 }
 } // namespace neml2::eager
+
+template class neml2::aoti::Surface<neml2::eager::Model>;

@@ -1,5 +1,7 @@
 #include "neml2/mpi/distributed_model.h"
 #include "neml2/aoti/batch.h"
+#include "neml2/aoti/detail/model_helpers.h"
+#include "neml2/aoti/detail/surface_impl.h"
 #include "neml2/aoti/errors.h"
 
 #include <ATen/ATen.h>
@@ -17,6 +19,8 @@ using aoti::FatalError;
 
 namespace
 {
+using aoti::detail::numel;
+
 enum Status : int64_t
 {
   OK = 0,
@@ -30,15 +34,6 @@ struct Pieces
   TensorMap out, jvp;
   JacobianMap J;
 };
-
-int64_t
-numel(const Shape & s)
-{
-  int64_t n = 1;
-  for (auto d : s)
-    n *= d;
-  return n;
-}
 
 int
 as_count(int64_t v)
@@ -109,15 +104,6 @@ agree(int64_t status, const std::string & msg, MPI_Comm comm)
         throw ConvergenceError(m);
       throw FatalError(m);
     }
-}
-
-std::string
-join(const std::vector<std::string> & v)
-{
-  std::string out;
-  for (const auto & s : v)
-    out += (out.empty() ? "" : ", ") + s;
-  return out;
 }
 
 /// One result tensor in the schema the ranks share: kind ('o' output, 'v' jvp,
@@ -210,10 +196,22 @@ struct DistributedModel::Impl
   std::unique_ptr<aoti::DispatchedModel> local;
   std::vector<double> weights;
   std::map<std::string, Shape> param_shapes;
-  /// what every input tensor ends in: (*sub_batch, *base)
-  std::map<std::string, Shape> trail;
+  /// the CPU, local's dtype, the artifact's path and torch version (device(), dtype(), ...)
+  aoti::detail::LoadInfo info;
 
   at::TensorOptions options() const { return at::TensorOptions().dtype(local->dtype()); }
+
+  // the surface (neml2/aoti/surface.h)
+  TensorMap forward(const TensorMap & inputs);
+  std::pair<TensorMap, TensorMap> jvp(const TensorMap & inputs, const TensorMap & tangents);
+  std::pair<TensorMap, JacobianMap> jacobian(const TensorMap & inputs);
+  const Signature & signature() const { return local->signature(); }
+  const aoti::detail::LoadInfo & load_info() const { return info; }
+  TensorMap & named_parameters() { return local->named_parameters(); }
+  void set_parameter(const std::string & name, const at::Tensor & value)
+  {
+    local->set_parameter(name, value);
+  }
 
   /// One contiguous range per rank, boundaries aligned as DispatchedModel's.
   void split(int64_t n, std::vector<int64_t> & begin, std::vector<int64_t> & count) const
@@ -238,7 +236,7 @@ struct DistributedModel::Impl
                 TensorMap & flat_tan,
                 int64_t & mask) const
   {
-    const auto & bases = trail;
+    const auto & bases = local->signature().input_trailing_shapes(); // (*sub_batch, *base)
     const auto & names = local->input_names();
     for (const auto & [name, v] : inputs)
       if (v.defined())
@@ -259,7 +257,7 @@ struct DistributedModel::Impl
         const auto it = std::find(names.begin(), names.end(), k);
         if (it == names.end())
           throw FatalError("tangent for unknown input '" + k + "'" + aoti::did_you_mean(k, names) +
-                           "; the model's inputs are: " + join(names));
+                           "; the model's inputs are: " + aoti::detail::join(names));
         // nothing is converted or moved implicitly (docs/routes.md, "Input dtype and device")
         if (t.defined() && t.scalar_type() != local->dtype())
           throw FatalError("tangent '" + k + "' has dtype " + dtype_name(t.scalar_type()) +
@@ -355,7 +353,7 @@ struct DistributedModel::Impl
     std::vector<int64_t> begin, count;
     split(n, begin, count);
     const auto & names = local->input_names();
-    const auto & bases = trail;
+    const auto & bases = local->signature().input_trailing_shapes(); // (*sub_batch, *base)
     TensorMap in, tan;
     for (std::size_t i = 0; i < names.size(); ++i)
     {
@@ -470,13 +468,7 @@ DistributedModel::DistributedModel(const std::string & path,
         path, options.workers, options.scheduler, "cpu", dtype, local);
     for (const auto & [k, v] : m.local->named_parameters())
       m.param_shapes[k] = v.sizes().vec();
-    for (const auto & k : m.local->input_names())
-    {
-      const auto & base = m.local->input_base_shape(k);
-      Shape t = m.local->input_sub_batch_shapes().at(k);
-      t.insert(t.end(), base.begin(), base.end());
-      m.trail[k] = t;
-    }
+    m.info = {c10::Device("cpu"), m.local->dtype(), m.local->path(), m.local->built_with_torch()};
   }
   catch (...)
   {
@@ -489,132 +481,47 @@ DistributedModel::DistributedModel(const std::string & path,
 DistributedModel::~DistributedModel() = default;
 
 TensorMap
-DistributedModel::forward(const TensorMap & inputs)
+DistributedModel::Impl::forward(const TensorMap & inputs)
 {
   Shape batch;
-  return _impl
-      ->call(inputs,
-             nullptr,
-             batch,
-             [](aoti::DispatchedModel & d, const TensorMap & a, const TensorMap &)
-             {
-               return Pieces{d.forward(a), {}, {}};
-             })
+  return call(inputs,
+              nullptr,
+              batch,
+              [](aoti::DispatchedModel & d, const TensorMap & a, const TensorMap &)
+              {
+                return Pieces{d.forward(a), {}, {}};
+              })
       .out;
 }
 
 std::pair<TensorMap, JacobianMap>
-DistributedModel::jacobian(const TensorMap & inputs)
+DistributedModel::Impl::jacobian(const TensorMap & inputs)
 {
   Shape batch;
-  auto p = _impl->call(inputs,
-                       nullptr,
-                       batch,
-                       [](aoti::DispatchedModel & d, const TensorMap & a, const TensorMap &)
-                       {
-                         auto [out, J] = d.jacobian(a);
-                         return Pieces{std::move(out), {}, std::move(J)};
-                       });
+  auto p = call(inputs,
+                nullptr,
+                batch,
+                [](aoti::DispatchedModel & d, const TensorMap & a, const TensorMap &)
+                {
+                  auto [out, J] = d.jacobian(a);
+                  return Pieces{std::move(out), {}, std::move(J)};
+                });
   return {std::move(p.out), std::move(p.J)};
 }
 
 std::pair<TensorMap, TensorMap>
-DistributedModel::jvp(const TensorMap & inputs, const TensorMap & tangents)
+DistributedModel::Impl::jvp(const TensorMap & inputs, const TensorMap & tangents)
 {
   Shape batch;
-  auto p = _impl->call(inputs,
-                       &tangents,
-                       batch,
-                       [](aoti::DispatchedModel & d, const TensorMap & a, const TensorMap & t)
-                       {
-                         auto [out, jv] = d.jvp(a, t);
-                         return Pieces{std::move(out), std::move(jv), {}};
-                       });
+  auto p = call(inputs,
+                &tangents,
+                batch,
+                [](aoti::DispatchedModel & d, const TensorMap & a, const TensorMap & t)
+                {
+                  auto [out, jv] = d.jvp(a, t);
+                  return Pieces{std::move(out), std::move(jv), {}};
+                });
   return {std::move(p.out), std::move(p.jvp)};
-}
-
-const std::vector<std::string> &
-DistributedModel::input_names() const
-{
-  return _impl->local->input_names();
-}
-
-const std::vector<std::string> &
-DistributedModel::output_names() const
-{
-  return _impl->local->output_names();
-}
-
-const std::map<std::string, std::string> &
-DistributedModel::variable_types() const
-{
-  return _impl->local->variable_types();
-}
-
-const std::vector<Shape> &
-DistributedModel::input_base_shapes() const
-{
-  return _impl->local->input_base_shapes();
-}
-
-const std::vector<Shape> &
-DistributedModel::output_base_shapes() const
-{
-  return _impl->local->output_base_shapes();
-}
-
-const Shape &
-DistributedModel::input_base_shape(const std::string & name) const
-{
-  return _impl->local->input_base_shape(name);
-}
-
-const Shape &
-DistributedModel::output_base_shape(const std::string & name) const
-{
-  return _impl->local->output_base_shape(name);
-}
-
-const std::vector<std::pair<std::string, std::string>> &
-DistributedModel::derivatives() const
-{
-  return _impl->local->derivatives();
-}
-
-c10::Device
-DistributedModel::device() const
-{
-  return c10::Device("cpu");
-}
-
-c10::ScalarType
-DistributedModel::dtype() const
-{
-  return _impl->local->dtype();
-}
-
-const std::string &
-DistributedModel::path() const
-{
-  return _impl->local->path();
-}
-
-const std::string &
-DistributedModel::built_with_torch() const
-{
-  return _impl->local->built_with_torch();
-}
-
-TensorMap &
-DistributedModel::named_parameters()
-{
-  return _impl->local->named_parameters();
-}
-
-void
-DistributedModel::set_parameter(const std::string & name, const at::Tensor & value)
-{
-  _impl->local->set_parameter(name, value);
 }
 
 int
@@ -641,3 +548,5 @@ DistributedModel::local()
   return *_impl->local;
 }
 } // namespace neml2::mpi
+
+template class neml2::aoti::Surface<neml2::mpi::DistributedModel>;

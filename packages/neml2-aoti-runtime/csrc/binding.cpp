@@ -1,8 +1,11 @@
 // pybind11 binding of libneml2: neml2.aoti._core.
 //
 // C++ exceptions from libneml2 are translated onto the Python taxonomy in
-// neml2.tensors (FatalError / ConvergenceError), so Python hosts catch the
-// same classes whichever route raised them.
+// neml2.tensors (FatalError / ConvergenceError, error_translator.h), so Python hosts
+// catch the same classes whichever route raised them. The model classes share one
+// Python surface (bind_surface.h).
+#include "bind_surface.h"
+#include "error_translator.h"
 #include "neml2/aoti/batch.h"
 #include "neml2/aoti/errors.h"
 #include "neml2/aoti/model.h"
@@ -20,24 +23,7 @@ PYBIND11_MODULE(_core, m)
 {
   m.doc() = "libneml2: runtime for compiled neml2 models";
 
-  py::register_exception_translator(
-      [](std::exception_ptr p)
-      {
-        try
-        {
-          if (p)
-            std::rethrow_exception(p);
-        }
-        catch (const ConvergenceError & e)
-        {
-          PyErr_SetString(py::module_::import("neml2.tensors").attr("ConvergenceError").ptr(),
-                          e.what());
-        }
-        catch (const FatalError & e)
-        {
-          PyErr_SetString(py::module_::import("neml2.tensors").attr("FatalError").ptr(), e.what());
-        }
-      });
+  neml2::python::register_error_translator();
 
   m.def("version", &version, "Version of libneml2.");
   m.def("torch_version", &torch_version, "torch version libneml2 was compiled against.");
@@ -58,60 +44,19 @@ PYBIND11_MODULE(_core, m)
         py::arg("base_shapes"),
         "Broadcast batch shape of name-keyed inputs at (*batch, *base).");
   // The cpp-aoti runtime; neml2.aoti.Model wraps it (py-aoti runs the same C++).
-  py::class_<Model>(m, "Model")
+  py::class_<Model> model(m, "Model");
+  model
       .def(py::init<const std::string &, const std::string &, const std::string &>(),
            py::arg("path"),
            py::arg("device") = "",
            py::arg("dtype") = "")
-      .def("forward", &Model::forward, py::arg("inputs"), py::call_guard<py::gil_scoped_release>())
       .def("forward_into",
            &Model::forward_into,
            py::arg("inputs"),
            py::arg("outputs"),
            py::call_guard<py::gil_scoped_release>())
-      .def_property_readonly("writes_into", &Model::writes_into)
-      .def("jvp",
-           &Model::jvp,
-           py::arg("inputs"),
-           py::arg("tangents"),
-           py::call_guard<py::gil_scoped_release>())
-      .def(
-          "jacobian", &Model::jacobian, py::arg("inputs"), py::call_guard<py::gil_scoped_release>())
-      .def_property_readonly("input_names", &Model::input_names)
-      .def_property_readonly("output_names", &Model::output_names)
-      .def_property_readonly("variable_types", &Model::variable_types)
-      .def_property_readonly("input_base_shapes",
-                             [](const Model & self)
-                             {
-                               return shapes_by_name(self.input_names(), self.input_base_shapes());
-                             })
-      .def_property_readonly("output_base_shapes",
-                             [](const Model & self)
-                             {
-                               return shapes_by_name(self.output_names(),
-                                                     self.output_base_shapes());
-                             })
-      .def_property_readonly("input_sub_batch_shapes", &Model::input_sub_batch_shapes)
-      .def_property_readonly("output_sub_batch_shapes", &Model::output_sub_batch_shapes)
-      .def_property_readonly("derivatives", &Model::derivatives)
-      .def_property_readonly("device",
-                             [](const Model & self)
-                             {
-                               return self.device().str();
-                             })
-      .def_property_readonly("dtype",
-                             [](const Model & self)
-                             {
-                               return std::string(c10::toString(self.dtype()));
-                             })
-      .def_property_readonly("path", &Model::path)
-      .def_property_readonly("built_with_torch", &Model::built_with_torch)
-      .def("named_parameters",
-           [](Model & self)
-           {
-             return self.named_parameters();
-           })
-      .def("set_parameter", &Model::set_parameter, py::arg("name"), py::arg("value"));
+      .def_property_readonly("writes_into", &Model::writes_into);
+  neml2::python::bind_surface(model);
 
   bind_dispatch(m);
 

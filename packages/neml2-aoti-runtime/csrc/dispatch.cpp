@@ -1,9 +1,11 @@
 // pybind11 binding of neml2::aoti::DispatchedModel: neml2.aoti.DispatchedModel.
 //
-// The surface of neml2.aoti.Model (name-keyed forward / jvp / jacobian, names,
-// base shapes, torch device and dtype, named_parameters / set_parameter), plus
-// the workers and the scheduler. Calls release the GIL: the workers are C++
-// threads. Errors are translated by the module's translator (binding.cpp).
+// The surface every model class shares (bind_surface.h: name-keyed forward / jvp /
+// jacobian, names, types, base and sub-batch shapes, torch device and dtype, path,
+// named_parameters / set_parameter), plus the workers and the scheduler. Calls
+// release the GIL: the workers are C++ threads. Errors are translated by the
+// module's translator (binding.cpp).
+#include "bind_surface.h"
 #include "neml2/aoti/dispatched_model.h"
 #include "neml2/aoti/errors.h"
 
@@ -35,28 +37,12 @@ scheduler_of(const std::string & name, int64_t chunk_size, const std::vector<dou
     return std::make_shared<HybridScheduler>(weights);
   return make_scheduler(name); // FatalError naming the known ones
 }
-
-/// [tuple(base shape)] in names order, as neml2.aoti.Model returns them.
-py::list
-shape_tuples(const std::vector<Shape> & shapes)
-{
-  py::list out;
-  for (const auto & s : shapes)
-    out.append(py::tuple(py::cast(s)));
-  return out;
-}
-
-py::object
-torch_attr(const char * name)
-{
-  return py::module_::import("torch").attr(name);
-}
 } // namespace
 
 void
 bind_dispatch(py::module_ & m)
 {
-  py::class_<DispatchedModel>(
+  py::class_<DispatchedModel> cls(
       m,
       "DispatchedModel",
       R"(A compiled neml2 model whose batched calls are split across workers.
@@ -67,101 +53,35 @@ dtype=None, threads_per_worker=0, chunk_size=0, weights=None)``: *workers* are "
 "hybrid" (static split weighted by *weights* or by a calibration on the first
 large call) or "queue" (workers pull *chunk_size*-point chunks); *device* is
 where inputs and outputs live (default cpu); *dtype* picks the compiled target.
-Same surface as neml2.aoti.Model; see docs/cpp-dispatch.md.)")
-      .def(py::init(
-               [](const py::object & path,
-                  const std::vector<std::string> & workers,
-                  const std::string & scheduler,
-                  const py::object & device,
-                  const py::object & dtype,
-                  int threads_per_worker,
-                  int64_t chunk_size,
-                  const std::optional<std::vector<double>> & weights)
-               {
-                 const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
-                 const std::string dev = device.is_none() ? "cpu" : std::string(py::str(device));
-                 DispatchOptions opts;
-                 opts.threads_per_worker = threads_per_worker;
-                 auto s =
-                     scheduler_of(scheduler, chunk_size, weights.value_or(std::vector<double>{}));
-                 const std::string dt = dtype_string(dtype);
-                 py::gil_scoped_release release;
-                 return std::make_unique<DispatchedModel>(p, workers, s, dev, dt, opts);
-               }),
-           py::arg("path"),
-           py::arg("workers") = std::vector<std::string>{"cpu", "cpu"},
-           py::arg("scheduler") = "round-robin",
-           py::arg("device") = py::none(),
-           py::arg("dtype") = py::none(),
-           py::arg("threads_per_worker") = 0,
-           py::arg("chunk_size") = 0,
-           py::arg("weights") = py::none())
-      .def("forward",
-           &DispatchedModel::forward,
-           py::arg("inputs"),
-           py::call_guard<py::gil_scoped_release>(),
-           "{output: (*B, *out_base)} for {input: (*B, *in_base)}.")
-      .def("__call__",
-           &DispatchedModel::forward,
-           py::arg("inputs"),
-           py::call_guard<py::gil_scoped_release>())
-      .def("jvp",
-           &DispatchedModel::jvp,
-           py::arg("inputs"),
-           py::arg("tangents"),
-           py::call_guard<py::gil_scoped_release>(),
-           "Outputs and sum_i J[out][i] . t_i for every output whose blocks were compiled.")
-      .def("jacobian",
-           &DispatchedModel::jacobian,
-           py::arg("inputs"),
-           py::call_guard<py::gil_scoped_release>(),
-           "Outputs and the compiled blocks J[out][in] at (*B, *out_base, *in_base).")
-      .def_property_readonly("input_names", &DispatchedModel::input_names)
-      .def_property_readonly("output_names", &DispatchedModel::output_names)
-      .def_property_readonly("input_types",
-                             [](const DispatchedModel & self)
-                             {
-                               std::map<std::string, std::string> t;
-                               for (const auto & n : self.input_names())
-                                 t[n] = self.variable_types().at(n);
-                               return t;
-                             })
-      .def_property_readonly("output_types",
-                             [](const DispatchedModel & self)
-                             {
-                               std::map<std::string, std::string> t;
-                               for (const auto & n : self.output_names())
-                                 t[n] = self.variable_types().at(n);
-                               return t;
-                             })
-      .def_property_readonly("input_base_shapes",
-                             [](const DispatchedModel & self)
-                             {
-                               return shape_tuples(self.input_base_shapes());
-                             })
-      .def_property_readonly("output_base_shapes",
-                             [](const DispatchedModel & self)
-                             {
-                               return shape_tuples(self.output_base_shapes());
-                             })
-      .def_property_readonly("derivatives", &DispatchedModel::derivatives)
-      .def_property_readonly("device",
-                             [](const DispatchedModel & self)
-                             {
-                               return torch_attr("device")(self.device().str());
-                             })
-      .def_property_readonly("dtype",
-                             [](const DispatchedModel & self)
-                             {
-                               return torch_attr(self.dtype() == at::kFloat ? "float32"
-                                                                            : "float64");
-                             })
-      .def_property_readonly("path",
-                             [](const DispatchedModel & self)
-                             {
-                               return py::module_::import("pathlib").attr("Path")(self.path());
-                             })
-      .def_property_readonly("built_with_torch", &DispatchedModel::built_with_torch)
+Same surface as neml2.aoti.Model; see docs/cpp-dispatch.md.)");
+  cls.def(py::init(
+              [](const py::object & path,
+                 const std::vector<std::string> & workers,
+                 const std::string & scheduler,
+                 const py::object & device,
+                 const py::object & dtype,
+                 int threads_per_worker,
+                 int64_t chunk_size,
+                 const std::optional<std::vector<double>> & weights)
+              {
+                const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
+                const std::string dev = device.is_none() ? "cpu" : std::string(py::str(device));
+                DispatchOptions opts;
+                opts.threads_per_worker = threads_per_worker;
+                auto s =
+                    scheduler_of(scheduler, chunk_size, weights.value_or(std::vector<double>{}));
+                const std::string dt = dtype_string(dtype);
+                py::gil_scoped_release release;
+                return std::make_unique<DispatchedModel>(p, workers, s, dev, dt, opts);
+              }),
+          py::arg("path"),
+          py::arg("workers") = std::vector<std::string>{"cpu", "cpu"},
+          py::arg("scheduler") = "round-robin",
+          py::arg("device") = py::none(),
+          py::arg("dtype") = py::none(),
+          py::arg("threads_per_worker") = 0,
+          py::arg("chunk_size") = 0,
+          py::arg("weights") = py::none())
       .def_property_readonly(
           "workers",
           [](const DispatchedModel & self)
@@ -179,26 +99,6 @@ Same surface as neml2.aoti.Model; see docs/cpp-dispatch.md.)")
             return self.scheduler().name();
           },
           "Name of the scheduler.")
-      .def(
-          "named_parameters",
-          [](DispatchedModel & self)
-          {
-            return self.named_parameters();
-          },
-          "The promoted parameters (mutable in place; every worker sees the change).")
-      .def(
-          "set_parameter",
-          [](DispatchedModel & self, const std::string & name, const py::object & value)
-          {
-            const auto dt = torch_attr(self.dtype() == at::kFloat ? "float32" : "float64");
-            const at::Tensor t =
-                py::cast<at::Tensor>(torch_attr("as_tensor")(value, py::arg("dtype") = dt));
-            py::gil_scoped_release release;
-            self.set_parameter(name, t);
-          },
-          py::arg("name"),
-          py::arg("value"),
-          "Replace promoted parameter *name* on every worker (same shape as compiled).")
       .def("__repr__",
            [](DispatchedModel & self)
            {
@@ -208,6 +108,7 @@ Same surface as neml2.aoti.Model; see docs/cpp-dispatch.md.)")
              return "neml2.aoti.DispatchedModel('" + self.path() + "', workers=[" + w +
                     "], scheduler=" + self.scheduler().name() + ")";
            });
+  neml2::python::bind_surface(cls);
 
   m.def("available_devices",
         &available_devices,

@@ -1,6 +1,7 @@
 """The tiny "scale" artifact (built by cpp/tests/make_artifact.py with plain torch:
-this package's tests cannot use neml2-compile). The C++ tests load the same one,
-and both share its cached .pt2 files under build/aoti-cache.
+this package's tests cannot use neml2-compile) and the "wobble" artifact of the
+dispatch tests (cpp/tests/make_dispatch_artifact.py). The C++ tests load the same
+ones, and both share their cached .pt2 files under build/aoti-cache.
 """
 
 from __future__ import annotations
@@ -13,11 +14,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-_spec = importlib.util.spec_from_file_location(
-    "neml2_make_artifact", ROOT / "cpp" / "tests" / "make_artifact.py"
-)
-make_artifact = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_artifact)
+
+
+def _builder(name: str):
+    """The module cpp/tests/<name>.py, which builds an artifact with plain torch."""
+    spec = importlib.util.spec_from_file_location(
+        f"neml2_{name}", ROOT / "cpp" / "tests" / f"{name}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+make_artifact = _builder("make_artifact")
+make_dispatch_artifact = _builder("make_dispatch_artifact")
 reference = make_artifact.reference
 metadata = make_artifact.metadata
 
@@ -25,6 +35,12 @@ metadata = make_artifact.metadata
 @pytest.fixture(scope="session")
 def artifact(tmp_path_factory) -> Path:
     return make_artifact.build(tmp_path_factory.mktemp("art"))
+
+
+@pytest.fixture(scope="session")
+def wobble(tmp_path_factory) -> Path:
+    """x, strain and slip (a sub-batch axis of 3) -> y, s and g (the same axis)."""
+    return make_dispatch_artifact.build(tmp_path_factory.mktemp("dispatch"))
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ divide evenly; a failing chunk raises its own error class naming its range.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -17,20 +16,8 @@ import torch
 from neml2.aoti import DispatchedModel, Model, available_devices
 from neml2.tensors import ConvergenceError, FatalError
 
-ROOT = Path(__file__).resolve().parents[3]
-_spec = importlib.util.spec_from_file_location(
-    "neml2_make_dispatch_artifact", ROOT / "cpp" / "tests" / "make_dispatch_artifact.py"
-)
-make_dispatch_artifact = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_dispatch_artifact)
-
 F64 = torch.float64
 SCHEDULERS = ["round-robin", "hybrid", "queue"]
-
-
-@pytest.fixture(scope="session")
-def wobble(tmp_path_factory) -> Path:
-    return make_dispatch_artifact.build(tmp_path_factory.mktemp("dispatch"))
 
 
 @pytest.fixture(scope="module")
@@ -92,14 +79,9 @@ def test_identical_to_one_model(wobble, reference, scheduler, batch):
 
 
 @pytest.fixture(scope="session")
-def scale(tmp_path_factory) -> Path:
-    """The "scale" artifact of test_model.py: it has a forward_into graph."""
-    spec = importlib.util.spec_from_file_location(
-        "neml2_make_artifact", ROOT / "cpp" / "tests" / "make_artifact.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.build(tmp_path_factory.mktemp("scale"))
+def scale(artifact) -> Path:
+    """The "scale" artifact of test_model.py (conftest.py): it has a forward_into graph."""
+    return artifact
 
 
 @pytest.mark.parametrize("scheduler", SCHEDULERS)

@@ -1,9 +1,10 @@
-"""neml2.aoti._eager: the cpp-eager class (libneml2_eager) driven from a Python host.
+"""neml2.aoti.cpp_eager: the cpp-eager class (libneml2_eager) driven from a Python host.
 
 The C++ class joins this interpreter and calls the Python models, so its results must
 equal py-eager's; the closed form checks elasticity independently. Needs neml2.models
-(absent from the deployment pair: those tests skip), except the check that
-``import neml2.aoti`` never loads ``_eager``.
+(absent from the deployment pair: those tests skip), except the checks that
+``import neml2.aoti`` never loads it and that its former name ``neml2.aoti._eager``
+still imports, with a DeprecationWarning naming the new one.
 """
 
 from __future__ import annotations
@@ -27,16 +28,28 @@ needs_models = pytest.mark.skipif(
 
 
 def test_import_neml2_aoti_does_not_load_eager():
-    code = "import sys, neml2.aoti; print('neml2.aoti._eager' in sys.modules)"
+    names = ["neml2.aoti.cpp_eager", "neml2.aoti._cpp_eager", "neml2.aoti._eager"]
+    code = f"import sys, neml2.aoti; print([n for n in {names!r} if n in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "[]"
+
+
+def test_former_name_warns_and_gives_the_same_class():
+    from neml2.aoti import cpp_eager
+
+    sys.modules.pop("neml2.aoti._eager", None)  # imported afresh: the warning is at import
+    with pytest.warns(DeprecationWarning, match=r"neml2\.aoti\._eager .*neml2\.aoti\.cpp_eager"):
+        old = importlib.import_module("neml2.aoti._eager")
+    assert old.Model is cpp_eager.Model
+    assert old.python_interpreter is cpp_eager.python_interpreter
+    assert cpp_eager.Model.__module__ == "neml2.aoti.cpp_eager"
 
 
 @pytest.fixture(scope="module")
 def eager():
-    from neml2.aoti import _eager
+    from neml2.aoti import cpp_eager
 
-    return _eager
+    return cpp_eager
 
 
 def stiffness(E: float, nu: float) -> torch.Tensor:
@@ -53,9 +66,13 @@ def test_elasticity_closed_form(eager):
     m = eager.Model(str(INPUTS / "elasticity.i"), "model")
     assert m.input_names == ["strain"] and m.output_names == ["stress"]
     assert m.variable_types == {"strain": "SR2", "stress": "SR2"}
-    assert m.input_base_shapes == {"strain": [6]}
+    assert (m.input_types, m.output_types) == ({"strain": "SR2"}, {"stress": "SR2"})
+    assert m.input_base_shapes == [(6,)] and m.output_base_shapes == [(6,)]
+    assert m.input_sub_batch_shapes == [()] and m.output_sub_batch_shapes == [()]
+    assert m.input_sub_batch_ndim == {}
     assert m.derivatives == [("stress", "strain")]
-    assert (m.device, m.dtype) == ("cpu", "Double")
+    assert (m.device, m.dtype) == (torch.device("cpu"), F64)
+    assert m.path == INPUTS / "elasticity.i"
     assert "host" in eager.python_interpreter()  # joined this interpreter, none embedded
     C = stiffness(100.0, 0.3)
     for batch in (1, 4):
@@ -92,6 +109,11 @@ def test_crystal_sub_batch_matches_py_eager(eager):
     path = INPUTS / "crystal.i"
     m = eager.Model(str(path), "model")
     assert m.input_sub_batch_ndim == {"dislocation_density~1": 1}
+    # one axis of a size only the call fixes (-1): the input's, and that of its output
+    subs = dict(zip(m.input_names, m.input_sub_batch_shapes, strict=True))
+    assert subs == {n: (-1,) if n == "dislocation_density~1" else () for n in m.input_names}
+    subs = dict(zip(m.output_names, m.output_sub_batch_shapes, strict=True))
+    assert subs == {n: (-1,) if n == "dislocation_density" else () for n in m.output_names}
     ref = neml2.load_model(path, "model")
     g = torch.Generator().manual_seed(3)
     x = {
@@ -134,7 +156,10 @@ def test_errors(eager):
         m.forward({"strain": torch.zeros(1, 5, dtype=F64)})
 
     j2 = eager.Model(str(INPUTS / "j2_noconverge.i"), "model")
-    x = {n: torch.zeros(1, *s, dtype=F64) for n, s in j2.input_base_shapes.items()}
+    x = {
+        n: torch.zeros(1, *s, dtype=F64)
+        for n, s in zip(j2.input_names, j2.input_base_shapes, strict=True)
+    }
     x["t"] += 1.0
     x["E"][0, 0] = 0.05  # far past yield: one Newton iteration cannot converge
     with pytest.raises(ConvergenceError) as e:

@@ -164,7 +164,15 @@ def test_no_derivatives_compiled(edited):
         (lambda meta: "{ not json", "corrupt metadata \\(not valid JSON"),
         (lambda meta: "[1, 2]", "corrupt metadata \\(not a JSON object\\)"),
         (lambda meta: meta.pop("inputs"), "corrupt metadata \\(missing key 'inputs'\\)"),
-        (lambda meta: meta["inputs"][0].pop("base_shape"), "corrupt metadata \\(KeyError"),
+        (
+            lambda meta: meta["inputs"][0].pop("base_shape"),
+            "corrupt metadata \\(missing key 'base_shape' in inputs\\[0\\]\\)",
+        ),
+        (
+            lambda meta: meta["targets"][0].pop("graphs"),
+            "corrupt metadata \\(missing key 'graphs' in targets\\[0\\]\\)",
+        ),
+        (lambda meta: meta.update(inputs={}), "corrupt metadata \\('inputs' is not a JSON list\\)"),
         (lambda meta: meta.update(schema_version=99), "schema_version 99 is not the 1"),
         (
             lambda meta: meta.update(torch_version="2.99.0"),

@@ -225,3 +225,18 @@ def test_cli_write_into(elasticity_input, tmp_path, cache_dir):
     assert main([*args, "--write-into", "-o", str(tmp_path), "--cache-dir", str(cache_dir)]) == 0
     meta = json.loads((tmp_path / "elasticity" / "metadata.json").read_text())
     assert set(meta["graphs"]) == {"forward", "forward_into", "jacobian"}
+
+
+def test_the_aoti_model_shim_comes_from_the_runtime():
+    """``type = AOTIModel`` is registered by neml2-aoti-runtime (it owns the artifact); the
+    old module path still imports, with a DeprecationWarning naming the new one."""
+    import importlib
+    import sys
+
+    from neml2.models._registry import lookup
+
+    assert lookup("AOTIModel").__module__ == "neml2.aoti._aoti_model"
+    sys.modules.pop("neml2.compiler._aoti_model", None)
+    with pytest.warns(DeprecationWarning, match="moved to neml2.aoti._aoti_model"):
+        old = importlib.import_module("neml2.compiler._aoti_model")
+    assert old.AOTIModel is lookup("AOTIModel")

@@ -413,6 +413,31 @@ def test_other_compile_failures_are_not_retried(monkeypatch, tmp_path_factory):
     assert jit.recompiled_without_patterns == []
 
 
+class _Constant(Model):
+    """An output that depends on no input: its data has no batch axis."""
+
+    fields = (input("x", Scalar), output("y", SR2))
+
+    def forward(self, x):
+        return SR2(torch.arange(6, dtype=x.dtype))
+
+
+@pytest.mark.parametrize("batch", [(1,), (5,), (6,), (2, 3)])
+def test_output_that_depends_on_no_input_has_the_batch(batch):
+    """Every output, its jvp and its blocks come back at (*B, ...), also when the batch
+    size equals the output's first base axis (6 points of an SR2 once came back as (6,),
+    the batch axes dropped)."""
+    jit = neml2.compile(_Constant(), backend="eager")
+    x = {"x": torch.ones(*batch, dtype=F64)}
+    with torch.no_grad():
+        y = jit.forward(x)["y"]
+        (y2, J), (y3, d) = jit.jacobian(x), jit.jvp(x, {"x": torch.ones(*batch, dtype=F64)})
+    assert y.shape == y2["y"].shape == y3["y"].shape == (*batch, 6)
+    _close(y, torch.arange(6, dtype=F64).expand(*batch, 6))
+    assert J["y"]["x"].shape == d["y"].shape == (*batch, 6)
+    assert bool((J["y"]["x"] == 0).all()) and bool((d["y"] == 0).all())
+
+
 # ---------------------------------------------------------------------- sub-batch
 def test_sub_batch_raw_inputs(tmp_path_factory):
     """Per-slip inputs as raw (*B, nslip) tensors, declared with sub_batch=."""

@@ -241,6 +241,29 @@ def test_zero_fill_mirrors_a_typed_sub_batch(integrate):
     torch.testing.assert_close(r, x.data - rate.data)
 
 
+class _SurfaceOnly:
+    """The name-keyed surface of a C++ route (e.g. ``neml2.aoti.cpp_eager.Model``): no
+    input_spec, sub-batch shapes per input in input_names order, -1 for a size known only
+    at call time."""
+
+    def __init__(self, model, sub_batch_shapes):
+        self.input_names = list(model.input_spec)
+        self.input_base_shapes = [tuple(t.BASE_SHAPE) for t in model.input_spec.values()]
+        self.input_sub_batch_shapes = [sub_batch_shapes.get(n, ()) for n in self.input_names]
+        self.dtype, self.device = model.dtype, model.device
+
+
+def test_zero_fill_takes_sizes_unknown_to_the_route_from_the_given_value(integrate):
+    """A route whose sub-batch sizes are -1 (cpp-eager): x~1 gets the 3 of the given x;
+    a route with fixed sizes (an artifact) imposes its own."""
+    x = torch.rand(4, 3, 6, dtype=F64)
+    given = {"x": x, "x_rate": torch.rand(4, 3, 6, dtype=F64), "t": 1.0}
+    eager = _SurfaceOnly(integrate, {"x": (-1,), "x_rate": (-1,), "x~1": (-1,)})
+    assert with_zero_history(eager, given)["x~1"].shape == (4, 3, 6)
+    fixed = _SurfaceOnly(integrate, {"x": (3,), "x_rate": (3,), "x~1": (5,)})
+    assert with_zero_history(fixed, given)["x~1"].shape == (4, 5, 6)
+
+
 def test_zero_fill_errors(integrate):
     with pytest.raises(FatalError, match=r"with_zero_history: unknown input.* strian"):
         with_zero_history(integrate, {"strian": torch.zeros(6, dtype=F64)})

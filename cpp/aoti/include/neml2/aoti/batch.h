@@ -30,20 +30,6 @@ Shape broadcast_batch_shape(const std::map<std::string, at::Tensor> & inputs,
 /// flattened to (prod(batch), *base); a view where torch can make one.
 at::Tensor flatten_batch(const at::Tensor & value, const Shape & batch, const Shape & base);
 
-/// The base shape of variable `name`: `shapes[i]` where `names[i] == name` (the
-/// positional input_base_shapes() / output_base_shapes() of every C++ model class).
-/// `kind` is "input" or "output". Throws FatalError naming `name` and every known
-/// variable of that kind when there is no such variable.
-const Shape & base_shape_by_name(const std::vector<std::string> & names,
-                                 const std::vector<Shape> & shapes,
-                                 const std::string & name,
-                                 const std::string & kind);
-
-/// {name: base shape} from the positional accessors (names and shapes in one order):
-/// what the Python bindings' input_base_shapes / output_base_shapes return.
-std::map<std::string, Shape> shapes_by_name(const std::vector<std::string> & names,
-                                            const std::vector<Shape> & shapes);
-
 /// "(2, 3)" style rendering used in error messages.
 std::string shape_str(at::IntArrayRef shape);
 

@@ -2,13 +2,24 @@
 //
 // The artifact is a directory with metadata.json and one .pt2 (AOT Inductor
 // package) per graph and <device>/<dtype> target; see docs/aoti.md. Calls take
-// and return name-keyed raw tensors at (*B, *base). Inputs are validated by
-// name, trailing shape, dtype and device, their batch shapes broadcast, and the
+// and return name-keyed raw tensors at (*B, *sub_batch, *base). Inputs are validated
+// by name, trailing shape, dtype and device, their batch shapes broadcast, and the
 // graphs run on the flattened batch. Errors are FatalError naming the variable
 // or file; no Python is involved.
+//
+// The surface (neml2/aoti/surface.h) is that of every C++ model class. Here:
+// signature() is metadata.json's; derivatives() are the pairs compiled with
+// neml2-compile -d (jacobian() of an artifact without any is a FatalError saying how to
+// recompile; jvp() uses the outputs whose blocks w.r.t. every given tangent were
+// compiled); a failed implicit solve is a ConvergenceError; named_parameters() are the
+// promoted ones (neml2-compile -p), set_parameter() keeps their compiled shape; path()
+// is the artifact directory.
 #pragma once
 
 #include "neml2/aoti/batch.h"
+#include "neml2/aoti/schema.h"
+#include "neml2/aoti/signature.h"
+#include "neml2/aoti/surface.h"
 
 #include <ATen/Tensor.h>
 #include <c10/core/Device.h>
@@ -22,13 +33,11 @@
 
 namespace neml2::aoti
 {
-/// The metadata schema this runtime reads.
-constexpr int64_t SCHEMA_VERSION = 1;
+/// The metadata schema this runtime reads (schema.h, generated from the runtime's
+/// artifact_schema.json, the one declaration of the artifact contract).
+constexpr int64_t SCHEMA_VERSION = schema::VERSION;
 
-using TensorMap = std::map<std::string, at::Tensor>;
-using JacobianMap = std::map<std::string, TensorMap>;
-
-class Model
+class Model : public Surface<Model>
 {
 public:
   /// Load the artifact at `path` (its directory or its metadata.json). `device`
@@ -48,8 +57,6 @@ public:
   Model(const Model &) = delete;
   Model & operator=(const Model &) = delete;
 
-  /// {output: (*B, *out_sub, *out_base)}.
-  TensorMap forward(const TensorMap & inputs);
   /// As forward, storing the outputs into `outputs`: one tensor per output, each at
   /// (*B, *out_sub, *out_base) for the inputs' batch shape B, contiguous, of the
   /// model's dtype and device. An artifact compiled with `neml2-compile --write-into`
@@ -59,42 +66,12 @@ public:
   void forward_into(const TensorMap & inputs, const TensorMap & outputs);
   /// Whether the artifact has the forward_into graph (neml2-compile --write-into).
   bool writes_into() const;
-  /// Outputs and sum_i J[out][i] . t_i for every output whose blocks w.r.t. all
-  /// tangent inputs were compiled (missing tangents are zero).
-  std::pair<TensorMap, TensorMap> jvp(const TensorMap & inputs, const TensorMap & tangents);
-  /// Outputs and the compiled blocks J[out][in] at (*B, *out_sub, *out_base, *in_sub, *in_base).
-  std::pair<TensorMap, JacobianMap> jacobian(const TensorMap & inputs);
-
-  const std::vector<std::string> & input_names() const;
-  const std::vector<std::string> & output_names() const;
-  /// Variable types as recorded by neml2-compile ("SR2", "Scalar", ...).
-  const std::map<std::string, std::string> & variable_types() const;
-  /// Base shapes in input_names() / output_names() order ({6} for SR2, {} for Scalar).
-  const std::vector<Shape> & input_base_shapes() const;
-  const std::vector<Shape> & output_base_shapes() const;
-  /// The base shape of one variable by name; FatalError naming it and the known ones.
-  const Shape & input_base_shape(const std::string & name) const;
-  const Shape & output_base_shape(const std::string & name) const;
-  /// Sub-batch shapes (e.g. the per-slip axis of crystal plasticity; empty for most
-  /// variables). Tensors are (*B, *sub_batch, *base); Jacobian blocks
-  /// (*B, *out_sub, *out_base, *in_sub, *in_base).
-  const std::map<std::string, Shape> & input_sub_batch_shapes() const;
-  const std::map<std::string, Shape> & output_sub_batch_shapes() const;
-  /// Compiled (output, input) derivative pairs.
-  const std::vector<std::pair<std::string, std::string>> & derivatives() const;
-  c10::Device device() const;
-  c10::ScalarType dtype() const;
-  /// Directory of the artifact and the torch version it was built with.
-  const std::string & path() const;
-  const std::string & built_with_torch() const;
-
-  /// Promoted parameters (neml2-compile -p); mutable, the next call sees changes.
-  TensorMap & named_parameters();
-  /// Replace a promoted parameter wholesale (same shape as compiled).
-  void set_parameter(const std::string & name, const at::Tensor & value);
 
 private:
+  friend class Surface<Model>;
   struct Impl;
   std::unique_ptr<Impl> _impl;
 };
 } // namespace neml2::aoti
+
+extern template class neml2::aoti::Surface<neml2::aoti::Model>;

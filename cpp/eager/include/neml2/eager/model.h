@@ -5,9 +5,23 @@
 // process is Python), loads the model with `neml2.load_model` and calls its name-keyed
 // methods. No compile step: any model that runs in py-eager runs here, sub-batch models
 // (crystal plasticity's per-slip axis, Taylor grains) included. Tensors cross the
-// boundary without copies. The surface is that of neml2::aoti::Model; errors are
-// neml2::aoti::FatalError (Python exceptions, with their type, message and origin) and
-// neml2::aoti::ConvergenceError (neml2's ConvergenceError, recoverable).
+// boundary without copies. Errors are neml2::aoti::FatalError (Python exceptions, with
+// their type, message and origin) and neml2::aoti::ConvergenceError (neml2's
+// ConvergenceError, recoverable).
+//
+// The surface (neml2/aoti/surface.h) is that of every C++ model class. Here: the
+// signature has the model's variables in input_spec / output_spec order, and every
+// (output, input) pair as derivatives (all derivatives are available eagerly; a Jacobian
+// block w.r.t. a sub-batch input is py-eager's, see docs/cpp-eager.md). Sub-batch sizes
+// come with each call's tensors, so the sub-batch shapes hold one aoti::UNKNOWN_SIZE (-1)
+// per axis: an input has the axes of Options::sub_batch_ndim (or the file's
+// [Settings]/example_batch_shape); an output `x` has those of its history input `x~N`,
+// and none when it has no such input (an output given sub-batch axes by a parameter
+// shows them only in the results). path() is the input file, built_with_torch() the
+// torch of the interpreter running the model. named_parameters() holds every parameter
+// by dotted name ("elasticity.E"), sharing storage with the Python model: in-place edits
+// and replaced entries are seen by the next call; set_parameter() is neml2's
+// Model.set_parameter.
 //
 // The library does not link libpython: the host does (a C++ executable links
 // Python3::Python; a Python host already has it). See docs/cpp-eager.md.
@@ -30,6 +44,7 @@ namespace neml2::eager
 {
 using aoti::JacobianMap;
 using aoti::Shape;
+using aoti::Signature;
 using aoti::TensorMap;
 
 /// How to load a model; every field is optional.
@@ -47,7 +62,7 @@ struct Options
   std::map<std::string, int64_t> sub_batch_ndim;
 };
 
-class Model
+class Model : public aoti::Surface<Model>
 {
 public:
   /// Load `model_name` from the [Models] of `input_file` (neml2.load_model).
@@ -60,40 +75,8 @@ public:
   Model(const Model &) = delete;
   Model & operator=(const Model &) = delete;
 
-  /// {output: (*B, *out_base)}; sub-batch outputs at (*B, *sub, *out_base).
-  TensorMap forward(const TensorMap & inputs);
-  /// Outputs and sum_i J[out][i] . t_i for every output (missing tangents are zero).
-  std::pair<TensorMap, TensorMap> jvp(const TensorMap & inputs, const TensorMap & tangents);
-  /// Outputs and every block J[out][in] at (*B, *out_base, *in_base).
-  std::pair<TensorMap, JacobianMap> jacobian(const TensorMap & inputs);
-
-  const std::vector<std::string> & input_names() const;
-  const std::vector<std::string> & output_names() const;
-  /// Variable types ("SR2", "Scalar", ...), inputs and outputs.
-  const std::map<std::string, std::string> & variable_types() const;
-  /// Base shapes in input_names() / output_names() order.
-  const std::vector<Shape> & input_base_shapes() const;
-  const std::vector<Shape> & output_base_shapes() const;
-  /// The base shape of one variable by name; FatalError naming it and the known ones.
-  const Shape & input_base_shape(const std::string & name) const;
-  const Shape & output_base_shape(const std::string & name) const;
-  /// Sub-batch axes of the inputs that have any (see Options::sub_batch_ndim).
-  const std::map<std::string, int64_t> & input_sub_batch_ndim() const;
-  /// Every (output, input) pair: all derivatives are available eagerly.
-  const std::vector<std::pair<std::string, std::string>> & derivatives() const;
-  c10::Device device() const;
-  c10::ScalarType dtype() const;
-  /// The input file and the torch version of the interpreter running the model.
-  const std::string & path() const;
-  const std::string & built_with_torch() const;
-
-  /// Every parameter of the model by dotted name ("elasticity.E"), sharing storage
-  /// with the Python model: in-place edits and replaced entries are seen by the next call.
-  TensorMap & named_parameters();
-  /// Replace a parameter wholesale (neml2's Model.set_parameter).
-  void set_parameter(const std::string & name, const at::Tensor & value);
-
 private:
+  friend class aoti::Surface<Model>;
   struct Impl;
   std::unique_ptr<Impl> _impl;
 };
@@ -107,3 +90,5 @@ Model load_model(const std::string & input_file,
 /// sys.executable, and how it was chosen.
 std::string python_interpreter();
 } // namespace neml2::eager
+
+extern template class neml2::aoti::Surface<neml2::eager::Model>;

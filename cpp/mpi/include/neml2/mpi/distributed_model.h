@@ -14,6 +14,13 @@
 // (FatalError, ConvergenceError) and message, naming the rank and its range, so
 // every rank can react (e.g. cut the time step) consistently. The root's
 // promoted parameters are broadcast at every call. See docs/cpp-dispatch.md.
+//
+// The surface (neml2/aoti/surface.h) is that of every C++ model class. Here forward,
+// jvp and jacobian are collective and answer as aoti::Model's on the root, with empty
+// maps on the other ranks; signature() is the artifact's (that of local(), the same on
+// every rank); device() is the CPU (MPI moves host buffers); named_parameters() are
+// the promoted parameters, the root's broadcast to every rank at each call;
+// set_parameter() is local (validated as aoti::Model's) and takes effect on the root.
 #pragma once
 
 #include "neml2/aoti/dispatched_model.h"
@@ -28,6 +35,7 @@ namespace neml2::mpi
 {
 using aoti::JacobianMap;
 using aoti::Shape;
+using aoti::Signature;
 using aoti::TensorMap;
 
 struct DistributedOptions
@@ -45,7 +53,7 @@ struct DistributedOptions
   int root = 0;
 };
 
-class DistributedModel
+class DistributedModel : public aoti::Surface<DistributedModel>
 {
 public:
   /// Collective over `comm`: every rank loads the artifact at `path` (the same
@@ -58,34 +66,6 @@ public:
   DistributedModel(const DistributedModel &) = delete;
   DistributedModel & operator=(const DistributedModel &) = delete;
 
-  /// Collective. Root: {output: (*B, *out_base)}; other ranks: {}.
-  TensorMap forward(const TensorMap & inputs);
-  /// Collective; as aoti::Model::jvp on the root.
-  std::pair<TensorMap, TensorMap> jvp(const TensorMap & inputs, const TensorMap & tangents);
-  /// Collective; as aoti::Model::jacobian on the root.
-  std::pair<TensorMap, JacobianMap> jacobian(const TensorMap & inputs);
-
-  const std::vector<std::string> & input_names() const;
-  const std::vector<std::string> & output_names() const;
-  const std::map<std::string, std::string> & variable_types() const;
-  /// Base shapes in input_names() / output_names() order.
-  const std::vector<Shape> & input_base_shapes() const;
-  const std::vector<Shape> & output_base_shapes() const;
-  /// The base shape of one variable by name; FatalError naming it and the known ones.
-  const Shape & input_base_shape(const std::string & name) const;
-  const Shape & output_base_shape(const std::string & name) const;
-  const std::vector<std::pair<std::string, std::string>> & derivatives() const;
-  /// Inputs and outputs live on the CPU (MPI moves host buffers).
-  c10::Device device() const;
-  c10::ScalarType dtype() const;
-  const std::string & path() const;
-  const std::string & built_with_torch() const;
-
-  /// Promoted parameters; the root's are broadcast to every rank at each call.
-  TensorMap & named_parameters();
-  /// Local (validated as aoti::Model::set_parameter); effective on the root.
-  void set_parameter(const std::string & name, const at::Tensor & value);
-
   int rank() const;
   int size() const;
   int root() const;
@@ -93,7 +73,10 @@ public:
   aoti::DispatchedModel & local();
 
 private:
+  friend class aoti::Surface<DistributedModel>;
   struct Impl;
   std::unique_ptr<Impl> _impl;
 };
 } // namespace neml2::mpi
+
+extern template class neml2::aoti::Surface<neml2::mpi::DistributedModel>;

@@ -22,7 +22,8 @@ from neml2.aoti._core import (
     check_torch_compatible,
     torch_version,
 )
-from neml2.aoti._model import SCHEMA_VERSION, Model, read_metadata, sub_batch_shape
+from neml2.aoti._model import Model, read_metadata, sub_batch_shape
+from neml2.aoti._schema import SCHEMA_VERSION
 
 __version__ = _core.version()
 

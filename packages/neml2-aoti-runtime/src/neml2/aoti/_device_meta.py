@@ -19,32 +19,26 @@ import json
 from pathlib import Path
 from typing import Any
 
+from neml2.aoti._schema import SCHEMA_VERSION, check_read
 from neml2.tensors import FatalError
 
 #: how a per-device metadata file's name ends (``elasticity_meta.json``)
 SUFFIX = "_meta.json"
-_KEYS = ("schema_version", "device", "dtypes", "metadata")
 
 
-def read_json_object(
-    path: Path, what: str, keys: tuple[str, ...], schema_version: int
-) -> dict[str, Any]:
+def read_json_object(path: Path, what: str, kind: str) -> dict[str, Any]:
     """The JSON object in *path* (an artifact's ``metadata.json`` or a per-device file,
-    *what* in the messages), with every key of *keys* and this *schema_version*; else a
-    FatalError naming *path*."""
+    *what* in the messages): a *kind* record of the artifact schema (``neml2.aoti._schema``)
+    of this runtime's ``SCHEMA_VERSION``; else a FatalError naming *path*."""
     try:
         meta = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise FatalError(f"{path}: corrupt {what} (not valid JSON: {e})") from e
-    if not isinstance(meta, dict):
-        raise FatalError(f"{path}: corrupt {what} (not a JSON object)")
-    for key in keys:
-        if key not in meta:
-            raise FatalError(f"{path}: corrupt {what} (missing key '{key}')")
-    if meta["schema_version"] != schema_version:
+    check_read(kind, meta, str(path), what)
+    if meta["schema_version"] != SCHEMA_VERSION:
         raise FatalError(
             f"{path}: {what} schema_version {meta['schema_version']!r} is not the "
-            f"{schema_version} this runtime reads; recompile it with this neml2-compile"
+            f"{SCHEMA_VERSION} this runtime reads; recompile it with this neml2-compile"
         )
     return meta
 
@@ -55,13 +49,13 @@ def is_device_metadata(path: str | Path) -> bool:
     return name.endswith(SUFFIX) and len(name) > len(SUFFIX)
 
 
-def read_device_metadata(path: str | Path, schema_version: int) -> tuple[Path, dict[str, Any]]:
+def read_device_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
     """``(artifact_dir, content)`` of the per-device metadata file *path*.
 
     FatalError (naming *path*) when the file is missing, is not a JSON object with
-    the four keys, has another ``schema_version``, does not lie in the folder of the
-    device it names, or does not point at the ``metadata.json`` of the artifact that
-    folder belongs to.
+    the four keys, has another ``schema_version`` than this runtime's, does not lie in
+    the folder of the device it names, or does not point at the ``metadata.json`` of the
+    artifact that folder belongs to.
     """
     p = Path(path)
     if not p.is_file():
@@ -69,7 +63,7 @@ def read_device_metadata(path: str | Path, schema_version: int) -> tuple[Path, d
             f"{p}: per-device metadata file not found (neml2-compile writes "
             f"<artifact>/<device>/<model>{SUFFIX})"
         )
-    meta = read_json_object(p, "per-device metadata", _KEYS, schema_version)
+    meta = read_json_object(p, "per-device metadata", "device_metadata")
     device, dtypes, rel = meta["device"], meta["dtypes"], meta["metadata"]
     if not isinstance(device, str) or not device:
         raise FatalError(f"{p}: corrupt per-device metadata ('device' is not a device name)")

@@ -22,10 +22,9 @@ import torch
 
 from neml2.aoti import _core
 from neml2.aoti._device_meta import is_device_metadata, read_device_metadata, read_json_object
+from neml2.aoti._schema import check_artifact
 from neml2.tensors import FatalError
 
-SCHEMA_VERSION = 1
-"""The artifact metadata schema version this runtime reads (``schema_version`` in metadata.json)."""
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
@@ -72,10 +71,6 @@ def sub_batch_shape(v: Mapping[str, Any]) -> tuple[int, ...]:
     return () if isinstance(s, int) and s == 0 else tuple(int(d) for d in s)
 
 
-#: keys every metadata.json has
-_METADATA_KEYS = ("schema_version", "torch_version", "inputs", "outputs", "targets", "graphs")
-
-
 def read_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
     """Read and check the metadata of a compiled artifact.
 
@@ -97,12 +92,13 @@ def read_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
     """
     p = Path(path)
     if is_device_metadata(p):
-        p, _ = read_device_metadata(p, SCHEMA_VERSION)
+        p, _ = read_device_metadata(p)
     meta_path = p / "metadata.json" if p.is_dir() else p
     if not meta_path.is_file():
         raise FatalError(f"{meta_path}: no neml2 AOTI artifact here (metadata.json not found)")
-    meta = read_json_object(meta_path, "metadata", _METADATA_KEYS, SCHEMA_VERSION)
+    meta = read_json_object(meta_path, "metadata", "metadata")
     _core.check_torch_compatible(str(meta["torch_version"]), str(meta_path))
+    check_artifact(meta, str(meta_path))
     try:
         for v in (*meta["inputs"], *meta["outputs"]):
             str(v["name"]), str(v["type"]), [int(s) for s in v["base_shape"]]
@@ -178,7 +174,7 @@ class Model:
         want_dev = None if device is None else torch.device(device).type
         given, fixed = Path(path), None
         if is_device_metadata(given):
-            path, fixed = read_device_metadata(given, SCHEMA_VERSION)
+            path, fixed = read_device_metadata(given)
             if want_dev is not None and want_dev != fixed["device"]:
                 raise FatalError(
                     f"{given}: this per-device metadata is for device '{fixed['device']}', "

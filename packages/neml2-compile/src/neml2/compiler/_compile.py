@@ -39,19 +39,17 @@ from typing import Any
 
 import torch
 
+from neml2.aoti._device_meta import SUFFIX as DEVICE_METADATA_SUFFIX
+from neml2.aoti._schema import SCHEMA_VERSION, check_written
 from neml2.compiler._graphs import ForwardGraph, ForwardIntoGraph, JacobianGraph
 from neml2.compiler._options import CompileOptions, DerivativePair
 from neml2.compiler._sub_batch import infer_sub_batch, probe_inputs
 from neml2.compiler._subgraph_constants import inline_subgraph_constants
 from neml2.tensors import FatalError
 
-SCHEMA_VERSION = 1
-"""The schema version written into every artifact's metadata.json.
-
-Bumped whenever the artifact layout or metadata keys change incompatibly.
-"""
-#: How the per-device metadata file of each ``<device>/`` folder is named: NAME + this.
-DEVICE_METADATA_SUFFIX = "_meta.json"
+# SCHEMA_VERSION (written into every metadata.json) and DEVICE_METADATA_SUFFIX (how the
+# per-device metadata file of each ``<device>/`` folder is named: NAME + this) come from
+# the runtime, which owns the artifact contract (neml2/aoti/artifact_schema.json).
 #: Bumped whenever the graphs built for the same model change (part of the cache key).
 GRAPH_VERSION = 3
 #: Batch size of the example inputs used for export (never 0 or 1: torch would specialise
@@ -268,7 +266,7 @@ def _output_buffers(model, graph, xs, params) -> list[torch.Tensor]:
     if not isinstance(graph, ForwardIntoGraph):
         return []
     with torch.no_grad():
-        ys = ForwardGraph(model, graph.promoted, graph.in_sub, graph.out_sub)(*xs, *params)
+        ys = ForwardGraph(model, graph.promoted, graph.in_sub)(*xs, *params)
     return [
         torch.empty_like(y, memory_format=torch.contiguous_format)
         for y in ys[: len(model.output_spec)]
@@ -411,11 +409,11 @@ def compile_model(
         n for n, t in state.items() if n not in promoted and t.dim() == 0 and t.is_floating_point()
     ]
     inputs_p = promoted + hidden
-    graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, inputs_p, in_sub, out_sub)}
+    graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, inputs_p, in_sub)}
     if options.write_into:
-        graphs["forward_into"] = ForwardIntoGraph(model, inputs_p, in_sub, out_sub)
+        graphs["forward_into"] = ForwardIntoGraph(model, inputs_p, in_sub)
     if pairs:
-        graphs["jacobian"] = JacobianGraph(model, inputs_p, in_sub, out_sub, pairs)
+        graphs["jacobian"] = JacobianGraph(model, inputs_p, in_sub, pairs)
 
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -572,6 +570,7 @@ def compile_model(
             )
     model.to(dtype=torch.float64)
 
+    check_written("metadata", meta)
     art.mkdir(parents=True, exist_ok=True)
     _write_text(result.metadata_path, json.dumps(meta, indent=2) + "\n")
     for device in options.devices:
@@ -590,12 +589,14 @@ def device_metadata(device: str, dtypes: list[str]) -> dict[str, Any]:
     ``metadata`` is the artifact's ``metadata.json`` relative to the file's folder;
     ``dtypes`` are the dtype folders compiled for *device*. ``neml2.aoti`` reads it.
     """
-    return {
+    record = {
         "schema_version": SCHEMA_VERSION,
         "device": device,
         "dtypes": list(dtypes),
         "metadata": "../metadata.json",
     }
+    check_written("device_metadata", record)
+    return record
 
 
 def stub_text(name: str, meta: dict[str, Any]) -> str:

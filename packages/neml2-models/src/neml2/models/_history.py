@@ -135,7 +135,9 @@ def with_zero_history(model: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
         if name in inputs or lag is None:
             continue
         typ, sub = subs.get(lag[0], (None, ()))
-        if artifact_subs is not None:
+        # an artifact fixes the sizes; a size of -1 (cpp-eager: known only at call time)
+        # is taken, as for a Python model, from the current value given beside the lag
+        if artifact_subs is not None and all(int(d) >= 0 for d in artifact_subs[i]):
             typ, sub = None, tuple(artifact_subs[i])
         want = getattr(types.get(name), "STORAGE_DTYPE", None) or dtype
         zeros = torch.zeros((*batch, *sub, *base), dtype=want, device=device)

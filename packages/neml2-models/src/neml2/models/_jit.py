@@ -13,13 +13,16 @@ How a name-keyed call runs:
    Dynamo specializes a backed size of 0 or 1, so batch 1 would otherwise get a
    graph of its own (``mark_unbacked`` avoids that but the typed algebra's
    broadcasting checks cannot be decided on unbacked sizes);
-3. the compiled function rebuilds the typed inputs (``sub_batch`` says how many
-   trailing batch axes of an input are sub-batch; typed wrappers in the dict carry
-   their own) and calls the *same* ``forward`` / ``jvp`` / ``jacobian`` as py-eager,
-   so numbers differ from py-eager only by Inductor's reordering of sums;
-4. implicit updates do not check convergence while traced, so their solvers are
-   probed during tracing and the graph also returns every solve's per-point
-   convergence flags, residual norms and iteration count; the wrapper raises a
+3. the compiled function is :mod:`neml2.models._traced`, the body neml2-compile's
+   exported graphs trace too: it rebuilds the typed inputs (``sub_batch`` says how
+   many trailing batch axes of an input are sub-batch; typed wrappers in the dict
+   carry their own), calls the model as py-eager's ``forward`` / ``jvp`` /
+   ``jacobian`` do (the same typed call, the same seeds), so numbers differ from
+   py-eager only by Inductor's reordering of sums, and returns every output at
+   ``(N, *sub, *base)``;
+4. implicit updates do not check convergence while traced, so they log their solves
+   during tracing and the graph also returns every solve's per-point convergence
+   flags, residual norms and iteration count; the wrapper raises a
    :class:`~neml2.tensors.ConvergenceError` naming the failed points on them.
 
 One graph is compiled per operation (and per set of tangent names for ``jvp``), per
@@ -37,6 +40,7 @@ from typing import Any
 
 import torch
 
+from neml2.models import _traced
 from neml2.models._history import missing_inputs_message
 from neml2.models._inputs import (
     as_tensor,
@@ -45,7 +49,7 @@ from neml2.models._inputs import (
     input_dtype,
     wrt_inputs,
 )
-from neml2.models.implicit_update import implicit_updates, record_solves, stop_recording
+from neml2.models.implicit_update import implicit_updates
 from neml2.tensors import ConvergenceError, FatalError, TensorWrapper
 
 __all__ = ["CompiledModel", "compile"]
@@ -196,7 +200,7 @@ class CompiledModel(torch.nn.Module):
         self.sub_batch = sub_batch
         self.backend_name = backend if isinstance(backend, str) else type(backend).__name__
         #: the implicit updates, whose solves the compiled graphs report (their
-        #: ``solve_status`` logs, turned on inside the graph: see _with_status)
+        #: ``solve_status`` logs, turned on inside the graph: _traced.with_status)
         self._updates = implicit_updates(model)
         self._kw = {"backend": backend, "mode": mode, "options": options, "fullgraph": fullgraph}
         self._compiled = {op: torch.compile(_fresh(fn), **self._kw) for op, fn in _GRAPHS.items()}
@@ -444,14 +448,12 @@ class CompiledModel(torch.nn.Module):
 
     def _named(self, op: str, inputs, tangents=None, wrt: tuple[str, ...] | None = None):
         xs, ts, subs, B, n, pad = self._flat_inputs(inputs, tangents)
-        types_ = tuple(self.input_spec.values())
-        names = tuple(self.input_spec)
         if op == "jvp":
-            out = self._run(op, lambda f: f(self.model, names, types_, subs, xs, ts))
-        elif wrt is not None:
-            out = self._run(op, lambda f: f(self.model, names, types_, subs, xs, wrt))
+            out = self._run(op, lambda f: f(self.model, subs, xs, ts))
+        elif op == "jacobian":
+            out = self._run(op, lambda f: f(self.model, subs, xs, wrt))
         else:
-            out = self._run(op, lambda f: f(self.model, names, types_, subs, xs))
+            out = self._run(op, lambda f: f(self.model, subs, xs))
         npad = 2 if pad else n
 
         def unflat(y: torch.Tensor) -> torch.Tensor:
@@ -510,8 +512,6 @@ class CompiledModel(torch.nn.Module):
                 f"neml2.compile: {self.model._label()} ({op}) cannot be compiled with "
                 f"torch.compile (backend {self.backend_name}): {first}"
             ) from e
-        if not self._updates:
-            return res
         res, status = res
         for m, solves in zip(self._updates, status, strict=True):
             for converged, norms, iterations in solves:
@@ -529,42 +529,34 @@ class CompiledModel(torch.nn.Module):
 
 # ---------------------------------------------------------------------- compiled bodies
 # Module-level functions (copied per CompiledModel by _fresh): Dynamo traces them with the
-# model, names, types and sub-batch counts as constants and the tensors as graph inputs.
+# model and the sub-batch counts as constants and the tensors as graph inputs. Each
+# returns ``(result, status)``; the evaluation itself is neml2.models._traced, which
+# neml2-compile's exported graphs call too.
 
 
-def _typed_inputs(names, types_, subs, xs) -> dict[str, TensorWrapper]:
-    return {n: t(x, s) for n, t, s, x in zip(names, types_, subs, xs, strict=True)}
+def _forward_graph(model, subs, xs):
+    outs, status = _traced.forward(model, xs, subs)
+    return dict(zip(model.output_spec, outs, strict=True)), status
 
 
-def _with_status(model, fn):
-    """``(fn(), status)``: per implicit update (in module order, as
-    ``CompiledModel._updates``), a tuple of its solves' ``(converged, residual_norm,
-    iterations)``; just ``fn()`` for a model without one."""
-    updates = implicit_updates(model)
-    if not updates:
-        return fn()
-    logs = record_solves(updates)
-    out = fn()
-    stop_recording(updates)
-    return out, tuple(tuple(log) for log in logs)
+def _jvp_graph(model, subs, xs, ts):
+    outs, dys, status = _traced.jvp(model, xs, subs, ts)
+    names = list(model.output_spec)
+    return (dict(zip(names, outs, strict=True)), dict(zip(names, dys, strict=True))), status
 
 
-def _forward_graph(model, names, types_, subs, xs):
-    return _with_status(model, lambda: model.forward(_typed_inputs(names, types_, subs, xs)))
-
-
-def _jvp_graph(model, names, types_, subs, xs, ts):
-    typed = _typed_inputs(names, types_, subs, xs)
-    return _with_status(model, lambda: model.jvp(typed, ts))
-
-
-def _jacobian_graph(model, names, types_, subs, xs, wrt=None):
-    typed = _typed_inputs(names, types_, subs, xs)
-    return _with_status(model, lambda: model.jacobian(typed, wrt=wrt))
+def _jacobian_graph(model, subs, xs, wrt):
+    ins = [i for i in model.input_spec if wrt is None or i in wrt]
+    pairs = [(o, i) for o in model.output_spec for i in ins]
+    outs, blocks, status = _traced.jacobian(model, xs, subs, pairs, couple_sub_batch=False)
+    J: dict[str, dict[str, torch.Tensor]] = {o: {} for o in model.output_spec}
+    for (o, i), b in zip(pairs, blocks, strict=True):
+        J[o][i] = b
+    return (dict(zip(model.output_spec, outs, strict=True)), J), status
 
 
 def _typed_graph(model, args, v, v2):
-    return _with_status(model, lambda: model(*args, v=v, v2=v2))
+    return _traced.with_status(model, lambda: model(*args, v=v, v2=v2))
 
 
 #: the compiled bodies, one torch.compile per CompiledModel each

@@ -1,0 +1,155 @@
+"""``type = AOTIModel``: a compiled artifact behind the ordinary ``Model`` surface.
+
+The HIT stub ``NAME_aoti.i`` written by neml2-compile names this type, so
+``neml2.load_model("NAME_aoti.i", "NAME")``, ``neml2-run`` and every driver run
+the compiled model (py-aoti) unchanged.
+
+The runtime owns the artifact, so it owns this shim too. It subclasses
+``neml2.models.Model``, so it is the one module of ``neml2.aoti`` that imports
+``neml2.models``: it is registered through the runtime's ``neml2.models`` entry point
+and loaded only by neml2.models' registry, never by ``import neml2.aoti`` (the
+deployment pair, neml2-tensors and neml2-aoti-runtime, has no neml2.models; see
+tests-integration/test_layering.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import neml2.tensors as tensors
+from neml2.aoti._model import Model as CompiledModel
+from neml2.aoti._model import read_metadata, sub_batch_shape
+from neml2.models import Model, option, register
+from neml2.models._inputs import wrt_inputs
+from neml2.models._schema import Schema
+from neml2.tensors import FatalError
+
+
+def _typ(name: str, where: str) -> type:
+    t = getattr(tensors, name, None)
+    if not isinstance(t, type) or not hasattr(t, "BASE_SHAPE"):
+        raise FatalError(f"{where}: unknown variable type '{name}' in the artifact metadata")
+    return t
+
+
+@register("AOTIModel")
+class AOTIModel(Model):
+    """A model compiled by neml2-compile (runs the artifact's AOT Inductor graphs)."""
+
+    fields = (
+        option("artifact_path", str, doc="artifact directory, relative to this input file"),
+        option("device", str, "", doc="compiled target device (default: the first compiled)"),
+        option("dtype", str, "", doc="compiled target dtype (default: the loading dtype)"),
+    )
+
+    def setup(self) -> None:
+        p = Path(self.opts["artifact_path"])
+        dtype = self.opts["dtype"] or None
+        try:
+            self.runtime = CompiledModel(p, device=self.opts["device"] or None, dtype=dtype)
+        except FatalError as e:
+            raise self.error(str(e), "artifact_path") from e
+        where = str(p)
+        meta = self.runtime.metadata
+        self._sub = {v["name"]: sub_batch_shape(v) for v in (*meta["inputs"], *meta["outputs"])}
+        for v in meta["inputs"]:
+            self.declare_input(v["name"], _typ(v["type"], where))
+        for v in meta["outputs"]:
+            self.declare_output(v["name"], _typ(v["type"], where))
+
+    @classmethod
+    def from_hit(cls, node, ctx) -> AOTIModel:
+        """``artifact_path`` is relative to the input file; the target defaults to the
+        loading dtype (``load_model(..., dtype=)``) when the artifact has it."""
+        values = Schema.of(cls).read_hit(node, ctx)
+        locations = {p.name: str(p.location) for p in node.params()}
+        where = f"{node.location}: [{node.fullpath}]"
+        p = Path(values["artifact_path"])
+        if not p.is_absolute():
+            p = Path(ctx.path).resolve().parent / p
+        values["artifact_path"] = str(p)
+        if not values.get("dtype"):
+            try:
+                _, meta = read_metadata(p)
+            except FatalError as e:
+                raise FatalError(f"{locations.get('artifact_path', where)}: {e}") from e
+            want = str(ctx.dtype).removeprefix("torch.")
+            if any(t.get("dtype") == want for t in meta["targets"]):
+                values["dtype"] = want
+        return cls(_where=where, _locations=locations, **values)
+
+    # the typed forward used by drivers: raw tensors through the runtime
+    def forward(self, *inputs):
+        if any(x.tangents or x.tangents2 is not None for x in inputs):
+            raise FatalError(
+                f"{self._label()}: a compiled model takes no v= tangents; use jvp() or "
+                "jacobian() (the pairs compiled with neml2-compile -d)"
+            )
+        raw = {n: self._with_sub(n, x) for n, x in zip(self.input_spec, inputs, strict=True)}
+        out = self.runtime.forward(raw)
+        typed = tuple(t(out[n], len(self._sub[n])) for n, t in self.output_spec.items())
+        return typed if len(typed) != 1 else typed[0]
+
+    def _with_sub(self, name: str, x) -> torch.Tensor:
+        """A typed input's data at ``(*B, *sub, *base)``: a value given without its
+        sub-batch axes (an initial condition such as ``Scalar(10.0)``) is broadcast."""
+        sub = self._sub[name]
+        if not sub or x.sub_batch_ndim == len(sub):
+            return x.data
+        if x.sub_batch_ndim:
+            raise FatalError(
+                f"{self._label()}: input '{name}' has sub-batch shape "
+                f"{tuple(x.sub_batch_shape)}; the artifact expects {sub}"
+            )
+        dyn = tuple(x.data.shape[: x.data.dim() - x.base_ndim])
+        base = tuple(x.base_shape)
+        return x.data.reshape(*dyn, *([1] * len(sub)), *base).expand(*dyn, *sub, *base)
+
+    def _typed_inputs(self, inputs: Mapping[str, Any]) -> list:
+        """Name-keyed inputs for ``forward(dict)``: a raw tensor is ``(*B, *sub, *base)``
+        with the artifact's sub-batch shape (as the runtime reads it), not a batch of
+        ``(*B, *sub)`` to broadcast the sub-batch over again."""
+        typed = super()._typed_inputs(inputs)
+        return [
+            x
+            if isinstance(inputs[n], tensors.TensorWrapper) or not self._sub[n]
+            else type(x)(x.data, len(self._sub[n]))
+            for n, x in zip(self.input_spec, typed, strict=True)
+        ]
+
+    def _raw(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        return {n: x.data if isinstance(x, tensors.TensorWrapper) else x for n, x in inputs.items()}
+
+    def jvp(self, inputs, tangents):
+        return self.runtime.jvp(self._raw(inputs), self._raw(tangents))
+
+    def jacobian(self, inputs, *, wrt=None):
+        """Outputs and the compiled blocks ``J[out][in]`` (see ``neml2.aoti.Model``).
+
+        *wrt* (an input name or several) keeps only the blocks with respect to those
+        inputs, as :meth:`neml2.models.Model.jacobian`; the artifact's graph computes the
+        blocks compiled with ``neml2-compile -d`` either way.
+        """
+        wanted = wrt_inputs(self._label(), wrt, list(self.input_spec))
+        out, J = self.runtime.jacobian(self._raw(inputs))
+        if wanted is not None:
+            for row in J.values():
+                for name in [k for k in row if k not in wanted]:
+                    del row[name]
+        return out, J
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.runtime.dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self.runtime.device
+
+    def set_parameter(self, name: str, value: Any) -> None:
+        data = value.data if isinstance(value, tensors.TensorWrapper) else value
+        self.runtime.set_parameter(name, data)
