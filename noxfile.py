@@ -184,8 +184,9 @@ def mpi(session: nox.Session) -> None:
     """Build cpp/ with MPI into build/mpi and run the MPI ctest (DistributedModel, 2 ranks).
 
     Installs Open MPI from the distribution's packages (apt-get) when ``mpicxx`` is
-    missing. Builds only libneml2, libneml2_mpi and the test; ``mpirun -np 2``
-    runs it with --oversubscribe (and as root where the session runs as root).
+    missing. Builds only libneml2, libneml2_mpi, the test and test_signature (which checks
+    that DistributedModel has the one model surface); ``mpirun -np 2`` runs the test with
+    --oversubscribe (and as root where the session runs as root).
     """
     if shutil.which("mpicxx") is None:
         if shutil.which("apt-get") is None:
@@ -211,17 +212,18 @@ def mpi(session: nox.Session) -> None:
         external=True,
     )
     jobs = str(os.cpu_count() or 2)
-    session.run(
-        "cmake", "--build", str(build), "--target", "test_dispatch_mpi", "-j", jobs, external=True
-    )
+    # test_signature checks at compile time that DistributedModel has the one model surface
+    targets = ["--target", "test_dispatch_mpi", "--target", "test_signature"]
+    session.run("cmake", "--build", str(build), *targets, "-j", jobs, external=True)
     env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    # -R picks the MPI test; ctest adds its fixture (the artifact build) itself
+    # -R picks the MPI test and the surface check; ctest adds the MPI test's fixture (the
+    # artifact build) itself
     session.run(
         "ctest",
         "--test-dir",
         str(build),
         "-R",
-        "^dispatch\\.mpi$",
+        "^(dispatch\\.mpi|aoti\\.signature)$",
         "--output-on-failure",
         env=env,
         external=True,
