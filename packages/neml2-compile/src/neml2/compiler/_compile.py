@@ -260,16 +260,20 @@ def export_graph(
         ) from e
 
 
-def _output_buffers(model, graph, xs, params) -> list[torch.Tensor]:
+def _output_buffers(model, graph, n: int, dtype, device, out_sub) -> list[torch.Tensor]:
     """The example output tensors a ``forward_into`` graph writes into (none for the
-    others): the forward outputs' shapes at the example batch."""
+    others): ``(N, *sub, *base)`` per output at the example batch ``N``, from the
+    declared shapes (no evaluation: calling the graph eagerly with its lifted parameters
+    left an implicit model's parameters as plain tensors, which the export then refused)."""
     if not isinstance(graph, ForwardIntoGraph):
         return []
-    with torch.no_grad():
-        ys = ForwardGraph(model, graph.promoted, graph.in_sub)(*xs, *params)
     return [
-        torch.empty_like(y, memory_format=torch.contiguous_format)
-        for y in ys[: len(model.output_spec)]
+        torch.empty(
+            (n, *out_sub[name], *t.BASE_SHAPE),
+            dtype=getattr(t, "STORAGE_DTYPE", None) or dtype,
+            device=device,
+        )
+        for name, t in model.output_spec.items()
     ]
 
 
@@ -527,7 +531,8 @@ def compile_model(
                     say(f"{what}: exporting ...")
                     t1 = time.perf_counter()
                     with torch.no_grad():
-                        ep = export_graph(graph, xs, ps, _output_buffers(m, graph, xs, ps))
+                        outs = _output_buffers(m, graph, example_batch, dtype, device, out_sub)
+                        ep = export_graph(graph, xs, ps, outs)
                     inline_subgraph_constants(ep, f"the {gname} graph of model '{name}'")
                     exported = graph_key(ep, extra)
                     t_export = time.perf_counter() - t1
