@@ -119,6 +119,9 @@ def integration(session: nox.Session) -> None:
         "NEML2_ROUTE_MODELS": ",".join(CI_ROUTE_MODELS),
         # one intra-op thread per worker: two workers on two cores, no oversubscription
         "OMP_NUM_THREADS": "1",
+        # Inductor's caches (py-jit) in the tree, as build/aoti-cache: a fresh clone
+        # starts cold, and nothing outside the checkout changes what a run costs
+        "TORCHINDUCTOR_CACHE_DIR": str(ROOT / "build" / "inductor-cache"),
     }
     session.run(
         "python",
@@ -338,7 +341,12 @@ def routes(session: nox.Session, route: str) -> None:
         session.skip(f"route {route} runs within routes(all)")
     _sync(session, "--all-packages")
     tests = ROOT / "tests-integration" / "routes"
-    env = {"NEML2_ROUTES": route, "NEML2_ROUTE_MODELS": "all", "OMP_NUM_THREADS": "1"}
+    env = {
+        "NEML2_ROUTES": route,
+        "NEML2_ROUTE_MODELS": "all",
+        "OMP_NUM_THREADS": "1",
+        "TORCHINDUCTOR_CACHE_DIR": str(ROOT / "build" / "inductor-cache"),
+    }
     session.run(
         "python", "-m", "pytest", str(tests), *_workers(session), "-q", *session.posargs, env=env
     )
