@@ -161,7 +161,7 @@ def test_no_derivatives_compiled(edited):
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda meta: "{ not json", "corrupt metadata \\(not valid JSON"),
+        (lambda meta: "{ not json", "corrupt metadata \\(invalid JSON at byte 2"),
         (lambda meta: "[1, 2]", "corrupt metadata \\(not a JSON object\\)"),
         (lambda meta: meta.pop("inputs"), "corrupt metadata \\(missing key 'inputs'\\)"),
         (
@@ -172,7 +172,7 @@ def test_no_derivatives_compiled(edited):
             lambda meta: meta["targets"][0].pop("graphs"),
             "corrupt metadata \\(missing key 'graphs' in targets\\[0\\]\\)",
         ),
-        (lambda meta: meta.update(inputs={}), "corrupt metadata \\('inputs' is not a JSON list\\)"),
+        (lambda meta: meta.update(inputs={}), "corrupt metadata \\(.*inputs must be an array"),
         (lambda meta: meta.update(schema_version=99), "schema_version 99 is not the 1"),
         (
             lambda meta: meta.update(torch_version="2.99.0"),

@@ -22,7 +22,7 @@ import torch
 
 import neml2.tensors as tensors
 from neml2.aoti._model import Model as CompiledModel
-from neml2.aoti._model import read_metadata, sub_batch_shape
+from neml2.aoti._model import read_metadata
 from neml2.models import Model, option, register
 from neml2.models._inputs import wrt_inputs
 from neml2.models._schema import Schema
@@ -54,12 +54,15 @@ class AOTIModel(Model):
         except FatalError as e:
             raise self.error(str(e), "artifact_path") from e
         where = str(p)
-        meta = self.runtime.metadata
-        self._sub = {v["name"]: sub_batch_shape(v) for v in (*meta["inputs"], *meta["outputs"])}
-        for v in meta["inputs"]:
-            self.declare_input(v["name"], _typ(v["type"], where))
-        for v in meta["outputs"]:
-            self.declare_output(v["name"], _typ(v["type"], where))
+        rt = self.runtime
+        self._sub = {
+            **dict(zip(rt.input_names, rt.input_sub_batch_shapes, strict=True)),
+            **dict(zip(rt.output_names, rt.output_sub_batch_shapes, strict=True)),
+        }
+        for n in rt.input_names:
+            self.declare_input(n, _typ(rt.input_types[n], where))
+        for n in rt.output_names:
+            self.declare_output(n, _typ(rt.output_types[n], where))
 
     @classmethod
     def from_hit(cls, node, ctx) -> AOTIModel:

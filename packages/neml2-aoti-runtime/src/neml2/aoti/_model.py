@@ -13,6 +13,7 @@ Every failure is a :class:`neml2.tensors.FatalError` naming the file or variable
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from difflib import get_close_matches
 from pathlib import Path
@@ -24,8 +25,6 @@ from neml2.aoti import _core
 from neml2.aoti._device_meta import is_device_metadata, read_device_metadata, read_json_object
 from neml2.aoti._schema import check_artifact
 from neml2.tensors import FatalError
-
-_DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
 class Blocks(dict):
@@ -87,7 +86,7 @@ def read_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
     Raises:
         FatalError: no ``metadata.json`` at *path*; a file that is not valid
             JSON, lacks a key or has another ``schema_version`` than
-            :data:`SCHEMA_VERSION`; an artifact compiled with another torch
+            ``neml2.aoti.SCHEMA_VERSION``; an artifact compiled with another torch
             major.minor version; corrupt entries. The message names the file.
     """
     p = Path(path)
@@ -181,51 +180,49 @@ class Model:
                     f"but device='{want_dev}' was asked for"
                 )
             want_dev = fixed["device"]
-        self.path, self.metadata = read_metadata(path)
-        meta = self.metadata
-        where = self.path / "metadata.json"
-        targets = meta["targets"]
-        if not targets:
-            raise FatalError(f"{where}: the artifact has no compiled targets")
-        if fixed is not None:
-            _check_device_dtypes(given, fixed, targets)
         want_dt = None
         if dtype is not None:
             want_dt = dtype if isinstance(dtype, str) else str(dtype).removeprefix("torch.")
-        chosen = [
-            t
-            for t in targets
-            if (want_dev is None or t["device"] == want_dev)
-            and (want_dt is None or t["dtype"] == want_dt)
-        ]
-        if not chosen:
-            have = ", ".join(f"{t['device']}/{t['dtype']}" for t in targets)
-            raise FatalError(
-                f"{where}: no target for device {want_dev or 'any'} and dtype "
-                f"{want_dt or 'any'}; compiled targets: {have}"
-            )
-        self.target = chosen[0]
-        if self.target["dtype"] not in _DTYPES:
-            raise FatalError(f"{where}: unknown dtype {self.target['dtype']!r}")
-        self._dtype = _DTYPES[self.target["dtype"]]
-        self._device = torch.device(self.target["device"])
-        self.input_names = [v["name"] for v in meta["inputs"]]
-        self.output_names = [v["name"] for v in meta["outputs"]]
-        self.input_types = {v["name"]: v["type"] for v in meta["inputs"]}
-        self.output_types = {v["name"]: v["type"] for v in meta["outputs"]}
-        self._in_base = {v["name"]: [int(s) for s in v["base_shape"]] for v in meta["inputs"]}
-        self._out_base = {v["name"]: [int(s) for s in v["base_shape"]] for v in meta["outputs"]}
-        self._in_sub = {v["name"]: sub_batch_shape(v) for v in meta["inputs"]}
-        self._out_sub = {v["name"]: sub_batch_shape(v) for v in meta["outputs"]}
-        self.derivatives = [(d["output"], d["input"]) for d in meta.get("derivatives", [])]
-        # graph inputs after the model inputs, in metadata order: the promoted (-p,
-        # "exposed") parameters and internal constants the compiler lifted
-        self._param_shapes = {
-            q["name"]: tuple(int(d) for d in q["shape"])
-            for q in meta.get("parameters", [])
-            if q.get("exposed", True)
-        }
-        self._cpp = _core.Model(str(self.path), self.target["device"], self.target["dtype"])
+        p = Path(path)
+        if not (p / "metadata.json" if p.is_dir() else p).is_file():
+            raise FatalError(f"{p}: no neml2 AOTI artifact here (metadata.json not found)")
+        if fixed is not None:  # a stale per-device file is named before anything loads
+            _, meta = read_metadata(p)
+            _check_device_dtypes(given, fixed, meta["targets"])
+            self.__dict__["metadata"] = meta
+        # libneml2 reads metadata.json (the only reader of a plain load: the schema, the
+        # torch version, the target), and the signature comes from what it loaded
+        self._cpp = _core.Model(str(p), want_dev or "", want_dt or "")
+        cpp = self._cpp
+        self.path = Path(cpp.path)
+        self._dtype = cpp.dtype
+        self._device = torch.device(cpp.device.type)
+        self.input_names = list(cpp.input_names)
+        self.output_names = list(cpp.output_names)
+        self.input_types = dict(cpp.input_types)
+        self.output_types = dict(cpp.output_types)
+        self._in_base = dict(zip(self.input_names, cpp.input_base_shapes, strict=True))
+        self._out_base = dict(zip(self.output_names, cpp.output_base_shapes, strict=True))
+        self._in_sub = dict(zip(self.input_names, cpp.input_sub_batch_shapes, strict=True))
+        self._out_sub = dict(zip(self.output_names, cpp.output_sub_batch_shapes, strict=True))
+        self.derivatives = [tuple(d) for d in cpp.derivatives]
+        # the promoted (-p) parameters; the runtime keeps the lifted constants to itself
+        self._param_shapes = {n: tuple(t.shape) for n, t in cpp.named_parameters().items()}
+
+    @functools.cached_property
+    def metadata(self) -> dict[str, Any]:
+        """The content of the artifact's ``metadata.json`` (see :func:`read_metadata`),
+        read on first use: loading needs only what libneml2 reads."""
+        return read_metadata(self.path)[1]
+
+    def _target_name(self) -> str:
+        return f"{self._device.type}/{str(self._dtype).removeprefix('torch.')}"
+
+    @functools.cached_property
+    def target(self) -> dict[str, Any]:
+        """The chosen compiled target: a dict with ``device``, ``dtype`` and ``graphs``."""
+        dev, dt = self._device.type, str(self._dtype).removeprefix("torch.")
+        return next(t for t in self.metadata["targets"] if t["device"] == dev and t["dtype"] == dt)
 
     # ------------------------------------------------------------------ introspection
     @property
@@ -297,7 +294,7 @@ class Model:
 
     def __repr__(self) -> str:
         return (
-            f"neml2.aoti.Model('{self.path}', {self.target['device']}/{self.target['dtype']}, "
+            f"neml2.aoti.Model('{self.path}', {self._target_name()}, "
             f"inputs={self.input_names}, outputs={self.output_names})"
         )
 
@@ -321,7 +318,7 @@ class Model:
             if x.dtype != self._dtype:
                 raise FatalError(
                     f"{what} '{n}' has dtype {x.dtype} but the model was compiled for "
-                    f"{self._dtype} (target {self.target['device']}/{self.target['dtype']})"
+                    f"{self._dtype} (target {self._target_name()})"
                 )
             if x.device.type != self._device.type:
                 raise FatalError(

@@ -97,6 +97,16 @@ def run_loop(cond, body, state: tuple):
     return state
 
 
+def _choose(pred: bool | torch.Tensor, if_true, if_false) -> tuple:
+    """``if_true()`` or ``if_false()`` (tuples of tensors of equal shapes) by *pred* (a
+    bool, or a 0-dim bool tensor): eagerly only the chosen branch runs (a Python ``if``);
+    traced, both run and each output is selected with ``torch.where`` (no data-dependent
+    control flow in the graph)."""
+    if not _tracing():
+        return if_true() if bool(pred) else if_false()
+    return tuple(torch.where(pred, a, b) for a, b in zip(if_true(), if_false(), strict=True))
+
+
 def _converged(nr, nr0, atol, rtol):
     # a relative test needs a finite first norm (rtol * inf would pass any finite norm)
     return torch.isfinite(nr) & ((nr < atol) | ((nr < rtol * nr0) & torch.isfinite(nr0)))
@@ -234,7 +244,16 @@ class Newton:
 
         state = (zero, zero, zero.bool(), u0, torch.zeros_like(u0), nan, *args)
         it, _, _, u, r, nr0, *_ = run_loop(cond, body, state)
+        return self._result(u, it, r, nr0)
+
+    def _result(self, u: torch.Tensor, it, r: torch.Tensor, nr0: torch.Tensor) -> NewtonResult:
+        """The result of a solve that stopped at *u* ``(*B, n)`` with residual *r*
+        ``(*B, n)`` after *it* iterations (an int or a 0-dim ``int64`` tensor), ``‖r0‖`` =
+        *nr0* ``(*B,)``."""
         nr = torch.linalg.vector_norm(r, dim=-1)
+        atol, rtol = self.opts["abs_tol"], self.opts["rel_tol"]
+        if not isinstance(it, torch.Tensor):
+            it = torch.tensor(it, dtype=torch.int64, device=u.device)
         return NewtonResult(u, it, _converged(nr, nr0, atol, rtol), nr, nr0)
 
     def check(self, res: NewtonResult, what: str) -> None:
@@ -332,27 +351,37 @@ class NewtonWithLineSearch(Newton):
     ) -> NewtonResult:
         """Solve ``r(u) = 0`` from ``u0``: each iterate is a Newton step followed by a line search.
 
-        Eagerly, trial points the search may reject are evaluated with
-        *residual* when it is given, so a rejected trial costs a residual
-        evaluation only and ``J`` is evaluated at the accepted point.
+        The algorithm is written once, as one loop in which every pass evaluates one trial
+        point, and runs eagerly, under ``torch.compile`` and under ``torch.export``:
 
-        Traced, the search is written as one loop in which every pass evaluates one trial
-        point.
+        * The first pass evaluates ``u0`` itself (no direction yet), records ``‖r0‖`` and
+          accepts it without counting an iteration.
+        * A pass that starts an iterate (its first trial) solves ``J du = -r`` for the
+          direction; the trial point is ``u + α du``, with ``α = 1`` at that first trial.
+        * It accepts the trial as the next iterate (counting an iteration) once every
+          batch point meets the criterion, or when the trials run out; otherwise it cuts
+          ``α`` by ``σ`` where a point does not meet it and the next pass tries again.
+        * The loop stops when no iterate is due: every point has converged or gone
+          non-finite, or ``max_its`` iterations have run.
 
-        A pass first solves for the Newton direction if it starts a new iterate (eagerly
-        only then; traced, every pass solves and the result is selected), evaluates the
-        trial ``u + α du``, then either accepts it (every point stopped, or the trials ran
-        out) or cuts ``α`` where a point has not stopped. The first pass evaluates ``u0``
-        itself (``trial = -1``: no direction yet) and accepts it without counting an
-        iteration. So a traced graph holds a single copy of the residual and Jacobian
-        evaluation, however many trials are allowed, instead of one per trial plus one
-        for ``u0`` (the crystal-plasticity models evaluate a large Jacobian per trial).
+        So a traced graph holds a single copy of the residual and Jacobian evaluation,
+        however many trials are allowed (the crystal-plasticity models evaluate a large
+        Jacobian per trial). Traced, every pass also solves the linear system and keeps
+        the result where it starts an iterate; eagerly, only those passes solve.
+
+        Eagerly, with *residual* given, a trial point the search may reject is evaluated
+        with *residual* alone and ``J`` afterwards at the point the search accepts, so a
+        rejected trial costs a residual evaluation only. The first trial of a search that
+        follows one which accepted ``α = 1`` (and the first after ``u0``) is evaluated
+        with ``fn`` at once, as it is likely accepted. The iterates are the same as those
+        of a solve that evaluates ``fn`` at every trial.
 
         Args:
             fn: ``fn(u, *args) -> (r, J)``: the residual ``(*B, n)`` and its
                 Jacobian ``(*B, n, n)`` at ``u`` ``(*B, n)``.
             u0: the initial guess, ``(*B, n)``.
-            *args: tensors passed through to *fn* and *residual*.
+            *args: tensors passed through to *fn* and *residual* (and carried through
+                the loop when traced).
             residual: ``residual(u, *args) -> r`` ``(*B, n)``, the residual
                 alone (default ``None``: every trial evaluates *fn*). Used
                 eagerly only.
@@ -362,55 +391,75 @@ class NewtonWithLineSearch(Newton):
                 there, not raised (see :meth:`Newton.check`). When the search runs
                 out of trials, the step ends at the last trial point (no error).
         """
-        if not _tracing():
-            return self._solve_eager(fn, residual, u0, args)
         atol, rtol = self.opts["abs_tol"], self.opts["rel_tol"]
         max_its = self.opts["max_its"]
         c, cut, wolfe, max_trials = self._search_options()
         atol2 = atol**2
-        zero = torch.zeros((), dtype=torch.int64, device=u0.device)
-        ones = torch.ones(u0.shape[:-1], dtype=u0.dtype, device=u0.device)
-        n = u0.shape[-1]
+        tracing = _tracing()
+        points = _TrialPoints(fn, None if tracing else residual)
+        warn_negative = not tracing and (
+            self.opts["check_negative_criterion"] or self.opts["check_negative_critertion"]
+        )
+        verbose = self.opts["verbose"] and not tracing
 
+        # it: iterations accepted; trial: the trial of the current search (-1: the pass
+        # that evaluates u0); alpha (*B,): the step lengths; u, r, J: the iterate; du: the
+        # direction of its search; nr0 (*B,): ‖r(u0)‖
         def cond(it, trial, alpha, u, r, J, du, nr0, *args):
             nr = torch.linalg.vector_norm(r, dim=-1)
             return (trial < 0) | ((it < max_its) & ~_settled(nr, nr0, atol, rtol).all())
 
         def body(it, trial, alpha, u, r, J, du, nr0, *args):
             first = trial < 0
-            (du,) = _choose(
-                first,
-                lambda: (torch.zeros_like(u),),
-                lambda: _choose(trial == 0, lambda: (self.linear.solve(J, -r),), lambda: (du,)),
-            )
+            # the direction, solved by the pass that starts an iterate (its first trial)
+            (du,) = _choose(trial == 0, lambda: (self.linear.solve(J, -r),), lambda: (du,))
+            # the trial point (u0 itself on the first pass) and its residual
+            (u_try,) = _choose(first, lambda: (u,), lambda: (u + alpha.unsqueeze(-1) * du,))
+            r_try, J_try = points.evaluate(u_try, trial, args)
+            # sufficient decrease, per point (a point whose residual is non-finite stops)
             nr02 = (r * r).sum(-1)
-            u_try = u + alpha.unsqueeze(-1) * du
-            r_try, J_try = fn(u_try, *args)
             nr2 = (r_try * r_try).sum(-1)
             if wolfe:
                 crit = (1.0 - c * alpha) * nr02
             else:
                 crit = nr02 + 2.0 * c * alpha * (r * du).sum(-1)
+            if warn_negative and not first and bool((crit < 0).any()):
+                print(
+                    "WARNING: the line search criterion became negative; try another "
+                    "linesearch_type, a larger linesearch_cutback or a smaller "
+                    "linesearch_stopping_criteria",
+                    file=sys.stderr,
+                )
             stop = (nr2 <= crit) | (nr2 <= atol2) | ~torch.isfinite(nr02)
-            nr0 = torch.where(first, torch.linalg.vector_norm(r_try, dim=-1), nr0)
+            (nr0,) = _choose(
+                first, lambda: (torch.linalg.vector_norm(r_try, dim=-1),), lambda: (nr0,)
+            )
 
+            # accept the trial as the next iterate (u0: no iteration counted) ...
             def accept():
-                it1 = torch.where(first, it, it + 1)
-                return (it1, trial * 0, torch.ones_like(alpha), u_try, r_try, J_try, du)
+                r1, J1 = points.accept(u_try, r_try, J_try, trial, args)
+                (it1,) = _choose(first, lambda: (it,), lambda: (it + 1,))
+                if verbose and not first:
+                    nr = torch.linalg.vector_norm(r1, dim=-1)
+                    print(f"  Newton it {it1}: max |r| = {float(nr.max()):.3e}")
+                return (it1, trial * 0, torch.ones_like(alpha), u_try, r1, J1, du)
 
+            # ... or cut alpha back where a point has not met the criterion
             def backtrack():
                 return (it, trial + 1, torch.where(stop, alpha, alpha / cut), u, r, J, du)
 
             done = first | stop.all() | (trial + 1 >= max_trials)
             return (*_choose(done, accept, backtrack), nr0, *args)
 
-        # r, J, du: placeholders until the first pass has evaluated u0 (trial -1)
-        r0 = torch.zeros_like(u0)
-        J0 = torch.zeros((*u0.shape, n), dtype=u0.dtype, device=u0.device)
-        state = (zero, zero - 1, ones, u0, r0, J0, torch.zeros_like(u0), ones * torch.nan, *args)
-        it, _, _, u, r, _, _, nr0, *_ = run_loop(cond, body, state)
-        nr = torch.linalg.vector_norm(r, dim=-1)
-        return NewtonResult(u, it, _converged(nr, nr0, atol, rtol), nr, nr0)
+        # r, J, du: placeholders until the first pass has evaluated u0 (J a broadcast view:
+        # eagerly it is never read, traced run_loop makes it a buffer)
+        n = u0.shape[-1]
+        ones = torch.ones(u0.shape[:-1], dtype=u0.dtype, device=u0.device)
+        J0 = u0.new_zeros(()).expand(*u0.shape, n)
+        zero = _counter(0, u0.device)
+        state = (zero, zero - 1, ones, u0, torch.zeros_like(u0), J0, torch.zeros_like(u0))
+        it, _, _, u, r, _, _, nr0, *_ = run_loop(cond, body, (*state, ones * torch.nan, *args))
+        return self._result(u, it, r, nr0)
 
     def _search_options(self) -> tuple[float, float, bool, int]:
         """``(c, cutback, strong_wolfe, max_trials)`` of the line search."""
@@ -421,76 +470,49 @@ class NewtonWithLineSearch(Newton):
             max(self.opts["max_linesearch_iterations"] - 1, 1),
         )
 
-    def _solve_eager(self, fn: ResidualFn, residual, u0: torch.Tensor, args) -> NewtonResult:
-        """The eager solve: the same iterates, trials and iteration count as the traced
-        loop, but a rejected trial point costs a residual evaluation only.
 
-        ``J`` is needed only at the point a search accepts. So trial points are evaluated
-        with *residual* and ``J`` afterwards at the accepted one, except that while the
-        searches accept their first trial (``α = 1`` everywhere), the first trial is
-        evaluated with ``fn`` at once (``r`` and ``J`` together, no second evaluation).
-        Which of the two a search starts with follows the previous search. Without
-        *residual*, every trial evaluates ``fn`` (as traced).
-        """
-        atol, rtol = self.opts["abs_tol"], self.opts["rel_tol"]
-        max_its = self.opts["max_its"]
-        c, cut, wolfe, max_trials = self._search_options()
-        atol2 = atol**2
-        warn_negative = (
-            self.opts["check_negative_criterion"] or self.opts["check_negative_critertion"]
-        )
-        verbose = self.opts["verbose"]
-        u = u0
-        r, J = fn(u, *args)
-        nr0 = torch.linalg.vector_norm(r, dim=-1)
-        it = 0
-        first_accepted = True  # did the previous search accept alpha = 1 everywhere?
-        while it < max_its and not bool(
-            _settled(torch.linalg.vector_norm(r, dim=-1), nr0, atol, rtol).all()
-        ):
-            du = self.linear.solve(J, -r)
-            nr02 = (r * r).sum(-1)
-            slope = (r * du).sum(-1)
-            alpha = torch.ones_like(nr02)
-            for trial in range(max_trials):
-                u_try = u + alpha.unsqueeze(-1) * du
-                if residual is None or (trial == 0 and first_accepted):
-                    r_try, J_try = fn(u_try, *args)
-                else:
-                    r_try, J_try = residual(u_try, *args), None
-                nr2 = (r_try * r_try).sum(-1)
-                crit = (1.0 - c * alpha) * nr02 if wolfe else nr02 + 2.0 * c * alpha * slope
-                if warn_negative and bool((crit < 0).any()):
-                    print(
-                        "WARNING: the line search criterion became negative; try another "
-                        "linesearch_type, a larger linesearch_cutback or a smaller "
-                        "linesearch_stopping_criteria",
-                        file=sys.stderr,
-                    )
-                stop = (nr2 <= crit) | (nr2 <= atol2) | ~torch.isfinite(nr02)
-                if bool(stop.all()) or trial + 1 >= max_trials:
-                    break
-                alpha = torch.where(stop, alpha, alpha / cut)
-            first_accepted = trial == 0
-            if J_try is None:
-                r_try, J_try = fn(u_try, *args)
-            u, r, J = u_try, r_try, J_try
-            it += 1
-            if verbose:
-                nr = torch.linalg.vector_norm(r, dim=-1)
-                print(f"  Newton it {it}: max |r| = {float(nr.max()):.3e}")
-        nr = torch.linalg.vector_norm(r, dim=-1)
-        it_t = torch.tensor(it, dtype=torch.int64, device=u0.device)
-        return NewtonResult(u, it_t, _converged(nr, nr0, atol, rtol), nr, nr0)
+class _TrialPoints:
+    """How a line-search pass evaluates its trial point (the seam between the eager
+    shortcut and the traced loop).
+
+    Without *residual* (always, traced) every trial is evaluated with ``fn``. With it
+    (eagerly), a trial is evaluated with *residual* alone, ``J`` deferred until the
+    search accepts the point, except the first trial of a search when the previous
+    search accepted its first (``α = 1`` everywhere; ``u0`` counts as such): that one is
+    evaluated with ``fn`` at once, as it is likely accepted.
+
+    Attributes:
+        full_first: whether the next search's first trial is evaluated with ``fn``.
+    """
+
+    def __init__(self, fn: ResidualFn, residual: Callable[..., torch.Tensor] | None):
+        self.fn = fn
+        self.residual = residual
+        self.full_first = True
+
+    def evaluate(
+        self, u: torch.Tensor, trial: int | torch.Tensor, args
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(r, J)`` at the trial point *u* ``(*B, n)``; ``J`` is ``None`` where deferred."""
+        if self.residual is None or (trial <= 0 and self.full_first):
+            return self.fn(u, *args)
+        return self.residual(u, *args), None
+
+    def accept(self, u: torch.Tensor, r: torch.Tensor, J, trial: int | torch.Tensor, args):
+        """``(r, J)`` at the accepted point *u*: ``J`` evaluated now if it was deferred."""
+        if self.residual is not None:
+            self.full_first = trial <= 0
+        if J is None:
+            return self.fn(u, *args)
+        return r, J
 
 
-def _choose(pred: torch.Tensor, if_true, if_false) -> tuple:
-    """``if_true()`` or ``if_false()`` (tuples of tensors of equal shapes) by the 0-dim
-    bool *pred*: eagerly only the chosen branch runs; traced, both run and each output is
-    selected with ``torch.where`` (no data-dependent control flow in the graph)."""
-    if not _tracing():
-        return if_true() if bool(pred) else if_false()
-    return tuple(torch.where(pred, a, b) for a, b in zip(if_true(), if_false(), strict=True))
+def _counter(value: int, device: torch.device):
+    """An iteration counter: a Python int eagerly (a loop decision costs no device
+    sync), a 0-dim ``int64`` tensor traced (carried by the ``while_loop``)."""
+    if _tracing():
+        return torch.full((), value, dtype=torch.int64, device=device)
+    return value
 
 
 def ctx_error(p, message):
