@@ -56,7 +56,7 @@ def _workers(session: nox.Session) -> list[str]:
     as tests-integration/conftest.py says; none when the posargs choose (``-- -n 0``)."""
     if any(a.startswith(("-n", "--numprocesses", "--dist")) for a in session.posargs):
         return []
-    return ["-n", "2", "--dist", "loadgroup"]
+    return ["-n", "2", "--dist", "loadscope"]
 
 
 def _release_tool():

@@ -8,16 +8,18 @@ Tests marked ``slow_compile`` (the cold AOTI compiles of implicit models, minute
 each) are opt-in: without ``NEML2_TEST_AOTI_IMPLICIT=1`` they are deselected (pytest
 counts them as deselected, which is what they are), not skipped.
 
-``nox -s integration`` runs on two pytest-xdist workers (``-n 2 --dist loadgroup``). A
-test that uses a module- or session-scoped fixture of ours (a compiled artifact, a
-loaded model) is kept on one worker with the other tests of its file, so the fixture
-is built once; the route matrix groups its cells by model (``routes/test_routes.py``);
-every other test goes to whichever worker is free.
+``nox -s integration`` runs on two pytest-xdist workers (``-n 2``). The tests of one file
+run on one worker, so a module- or session-scoped fixture (a compiled artifact, a loaded
+model) is built once; the route matrix's cells go by model instead
+(:func:`pytest_xdist_make_scheduler`), so its six models' compiles share the two workers.
+The matrix's table (outcome and largest difference per cell) is printed at the end of the
+run from the reports, which carry it from the workers (``routes/conftest.py``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -29,30 +31,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow_compile: a cold AOTI compile of minutes (NEML2_TEST_AOTI_IMPLICIT=1)"
     )
-    config.addinivalue_line(
-        "markers", "xdist_group(name): tests pytest-xdist runs on one worker (--dist loadgroup)"
-    )
 
 
-def _shares_a_fixture(item: pytest.Item) -> bool:
-    """Whether *item* uses a module- or session-scoped fixture defined in our tests (not
-    one of pytest's own, e.g. ``tmp_path_factory``)."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return False
-    return any(
-        d.scope in ("module", "package", "session")
-        and not getattr(d.func, "__module__", "_pytest").startswith(("_pytest", "xdist"))
-        for defs in info.name2fixturedefs.values()
-        for d in defs
-    )
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None and _shares_a_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.path.name))
     if os.environ.get("NEML2_TEST_AOTI_IMPLICIT") == "1":
         return
     slow = [item for item in items if item.get_closest_marker("slow_compile")]
@@ -85,3 +66,65 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             f"\nNEML2_FAIL_ON_SKIP: {len(bad)} test(s) skipped for a missing prerequisite:\n{lines}"
         )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# ---------------------------------------------------------------------- pytest-xdist
+#: a cell of the route matrix: ...::test_route_matches_py_eager[<route>-<model>-<op>],
+#: every route named ``xx-yyyy``, models without hyphens
+_ROUTE_CELL = re.compile(r"::test_route_matches_py_eager\[[a-z]+-[a-z]+-(?P<model>[^\]-]+)-\w+\]$")
+
+
+def route_matrix_scope(nodeid: str) -> str | None:
+    """The work unit of a route-matrix cell: its model (one compile per model and worker);
+    None for any other test."""
+    m = _ROUTE_CELL.search(nodeid)
+    return f"route matrix: {m['model']}" if m else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scope scheduling (a file's tests on one worker) with the route
+    matrix split by model. (``--dist loadgroup`` would do it with ``xdist_group`` marks,
+    but pytest-xdist 3.8 cannot rename the tests of pytest 9, so its groups are lost.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFileAndModel(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return route_matrix_scope(nodeid) or super()._split_scope(nodeid)
+
+    return ByFileAndModel(config, log)
+
+
+# ---------------------------------------------------------------------- the route table
+#: (route, model, op) -> (outcome, largest difference, route order), from the reports
+ROUTE_TABLE: dict[tuple[str, str, str], tuple[str, float | None, int]] = {}
+
+
+def pytest_runtest_logreport(report) -> None:
+    for name, value in report.user_properties:
+        if name == "route_cell":
+            route, model, op, outcome, worst, order = value
+            ROUTE_TABLE[(route, model, op)] = (outcome, worst, order)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The route matrix as a table in the log: route x model, per operation the outcome
+    and the largest difference from py-eager relative to each tensor's scale."""
+    if not ROUTE_TABLE:
+        return
+    ops = ("forward", "jvp", "jacobian")
+    order = {r: o for (r, _, _), (_, _, o) in ROUTE_TABLE.items()}
+    rows = sorted({(r, m) for r, m, _ in ROUTE_TABLE}, key=lambda rm: (rm[1], order[rm[0]]))
+
+    def text(key) -> str:
+        if key not in ROUTE_TABLE:
+            return "-"
+        outcome, worst, _ = ROUTE_TABLE[key]
+        return outcome if worst is None else f"{outcome} {worst:.1e}"
+
+    head = ("route", "model", *ops)
+    table = [head] + [(r, m, *(text((r, m, o)) for o in ops)) for r, m in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    terminalreporter.section("route matrix: outcome, max |route - py-eager| / scale")
+    for row in table:
+        terminalreporter.write_line("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))

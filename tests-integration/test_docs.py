@@ -365,6 +365,10 @@ class PageRunner:
         import torch.utils.cpp_extension as ext
 
         includes = [ROOT / "cpp" / d / "include" for d in ("aoti", "dispatch", "eager")]
+        # neml2/aoti/schema.h is generated at build time: the installed runtime's SDK has it
+        import neml2.aoti
+
+        includes.append(Path(neml2.aoti.__file__).parent / "include")
         includes += [Path(p) for p in ext.include_paths()]
         src = self.workdir / f"block_{block.line}.cpp"
         src.write_text(block.code)

@@ -41,6 +41,19 @@ def repo(tmp_path) -> Path:
     return r
 
 
+def test_the_schema_comes_from_the_declaration_file_where_there_is_one(repo):
+    """Trees with artifact_schema.json state the written and accepted schemas there (the
+    constants of older trees are ignored then)."""
+    tree = _tree("0.3.0", ">=0.3,<0.4", 9, "SCHEMA_VERSION = 9\n")
+    tree[compat.SCHEMA_FILE] = '{"schema_version": 3, "oldest_schema_version": 2}\n'
+    commit(repo, "tree", tree)
+    assert compat.schema_written(repo) == 3
+    assert compat.schema_accepted(repo) == (2, 3)
+    commit(repo, "broken", {compat.SCHEMA_FILE: '{"version": 3}\n'})
+    with pytest.raises(compat.ToolError, match="no integer schema_version"):
+        compat.schema_written(repo)
+
+
 def test_no_release_tag_means_this_tree(repo):
     commit(repo, "tree", _tree("0.3.0", ">=0.3,<0.4", 2, "SCHEMA_VERSION = 2\n"))
     plan = compat.plan(repo)

@@ -110,9 +110,6 @@ class Cell:
 
 #: (route, model, op) -> Cell, filled by the tests of this process
 _SEEN: dict[tuple[str, str, str], Cell] = {}
-#: (route, model, op) -> (outcome, worst difference), from every report of the run (the
-#: reports of pytest-xdist's workers reach the controlling process with this property)
-TABLE: dict[tuple[str, str, str], tuple[str, float | None]] = {}
 
 
 def _cell_key(item):
@@ -139,33 +136,6 @@ def pytest_runtest_makereport(item, call):
     else:
         outcome = {"passed": "pass", "failed": "FAIL", "skipped": "skip"}[report.outcome]
     worst = _SEEN[key].worst if key in _SEEN else None
-    report.user_properties.append(("route_cell", [*key, outcome, worst]))
-
-
-def pytest_runtest_logreport(report):
-    for name, value in report.user_properties:
-        if name == "route_cell":
-            route, model, op, outcome, worst = value
-            TABLE[(route, model, op)] = (outcome, worst)
-
-
-def pytest_terminal_summary(terminalreporter):
-    """The route matrix as a table in the log: route x model, per operation the outcome
-    and the largest difference from py-eager relative to each tensor's scale."""
-    if not TABLE:
-        return
-    ops = ("forward", "jvp", "jacobian")
-    rows = sorted({(r, m) for r, m, _ in TABLE}, key=lambda rm: (rm[1], ROUTES.index(rm[0])))
-
-    def text(key) -> str:
-        if key not in TABLE:
-            return "-"
-        outcome, worst = TABLE[key]
-        return outcome if worst is None else f"{outcome} {worst:.1e}"
-
-    head = ("route", "model", *ops)
-    table = [head] + [(r, m, *(text((r, m, o)) for o in ops)) for r, m in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
-    terminalreporter.section("route matrix: outcome, max |route - py-eager| / scale")
-    for row in table:
-        terminalreporter.write_line("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+    # read by tests-integration/conftest.py, which prints the table (in pytest-xdist's
+    # controlling process too: the property travels with the report)
+    report.user_properties.append(("route_cell", [*key, outcome, worst, ROUTES.index(key[0])]))

@@ -9,9 +9,8 @@ Two promises are checked, the ones a deployment (``neml2-tensors`` +
    neml2-tensors, whose version must lie in the range. Both wheels go into a fresh
    venv with the locked third-party packages; ``uv pip check`` must find the ranges met.
 2. That runtime loads an artifact compiled by the *oldest* neml2-compile whose artifact
-   schema it accepts: the oldest tag ``neml2-compile-v<version>`` whose
-   ``SCHEMA_VERSION`` lies in the runtime's accepted range [OLDEST_SCHEMA_VERSION (if the
-   runtime defines one, else SCHEMA_VERSION), SCHEMA_VERSION], compiled in that tag's
+   schema it accepts: the oldest tag ``neml2-compile-v<version>`` whose schema version
+   lies in the runtime's accepted range [oldest, newest], compiled in that tag's
    own locked environment (a git worktree); with no such tag, this tree's
    neml2-compile. The artifact's forward and Jacobian must equal py-eager's, computed
    next to the compiler.
@@ -22,6 +21,7 @@ sources (the default session list runs wheels first), else it is built here.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -37,6 +37,10 @@ from . import workspace
 from ._util import ToolError, git, run, say, uv
 from .rule import release_tags
 
+#: The artifact contract, declared once (``schema_version``, optionally
+#: ``oldest_schema_version``): the version the compiler writes and the newest the runtime
+#: reads. Trees older than the file stated them as constants in the two sources below.
+SCHEMA_FILE = "packages/neml2-aoti-runtime/src/neml2/aoti/artifact_schema.json"
 COMPILE_SOURCE = "packages/neml2-compile/src/neml2/compiler/_compile.py"
 RUNTIME_SOURCE = "packages/neml2-aoti-runtime/src/neml2/aoti/_model.py"
 PROBE = Path(__file__).resolve().with_name("_compat_probe.py")
@@ -100,20 +104,44 @@ def _source_text(root: Path, rel: str, tag: str | None) -> str:
     return git(root, "show", f"{tag}:{rel}") if tag else (root / rel).read_text()
 
 
+def _declared(root: Path, tag: str | None) -> dict | None:
+    """The artifact contract (SCHEMA_FILE) at *tag* or in the tree; None where the tree
+    predates it."""
+    try:
+        text = _source_text(root, SCHEMA_FILE, tag)
+    except (FileNotFoundError, ToolError):
+        return None
+    try:
+        doc = json.loads(text)
+        int(doc["schema_version"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise ToolError(f"{SCHEMA_FILE} ({tag or 'tree'}): no integer schema_version ({e})") from e
+    return doc
+
+
 def schema_written(root: Path, tag: str | None = None) -> int:
     """The artifact schema neml2-compile writes (at *tag*, or in this tree)."""
+    doc = _declared(root, tag)
+    if doc is not None:
+        return int(doc["schema_version"])
     value = _constant(_source_text(root, COMPILE_SOURCE, tag), "SCHEMA_VERSION")
     if value is None:
-        raise ToolError(f"{COMPILE_SOURCE} ({tag or 'tree'}) defines no SCHEMA_VERSION")
+        raise ToolError(
+            f"neither {SCHEMA_FILE} nor {COMPILE_SOURCE} ({tag or 'tree'}) states the schema"
+        )
     return value
 
 
 def schema_accepted(root: Path) -> tuple[int, int]:
-    """The schema versions this tree's runtime reads: [OLDEST_SCHEMA_VERSION, SCHEMA_VERSION]."""
+    """The schema versions this tree's runtime reads: [oldest, newest]."""
+    doc = _declared(root, None)
+    if doc is not None:
+        newest = int(doc["schema_version"])
+        return int(doc.get("oldest_schema_version", newest)), newest
     text = (root / RUNTIME_SOURCE).read_text()
     newest = _constant(text, "SCHEMA_VERSION")
     if newest is None:
-        raise ToolError(f"{RUNTIME_SOURCE} defines no SCHEMA_VERSION")
+        raise ToolError(f"neither {SCHEMA_FILE} nor {RUNTIME_SOURCE} states the schema")
     oldest = _constant(text, "OLDEST_SCHEMA_VERSION")
     return (newest if oldest is None else oldest, newest)
 
