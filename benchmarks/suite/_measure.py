@@ -273,6 +273,23 @@ class Stepper:
 # --------------------------------------------------------------------------- one cell
 
 
+#: A transient run at batch B takes ``min(--steps, max(TRANSIENT_MIN_STEPS,
+#: TRANSIENT_POINT_STEPS // B))`` steps of the same history, on both sides alike: 100 up
+#: to 1e3 points, 10 at 1e4, 5 at 1e5. The first steps of every workload's history are
+#: past yield, so the shortened runs still solve plastic steps with the state fed back;
+#: a full 100-step run at 1e5 points would take the reference's implicit models
+#: 30-90 minutes per route here.
+TRANSIENT_POINT_STEPS = 100_000
+TRANSIENT_MIN_STEPS = 5
+
+
+def transient_steps(steps: int, batch: int) -> int:
+    """The steps of the transient run at *batch* points, for ``--steps`` *steps*."""
+    if steps <= 0:
+        return 0
+    return min(steps, max(TRANSIENT_MIN_STEPS, TRANSIENT_POINT_STEPS // max(batch, 1)))
+
+
 def measure_batch(
     side, workload, route, adapter, w, batch: int, hist: dict, ics: dict, opts
 ) -> list[dict]:
@@ -363,7 +380,7 @@ def measure_batch(
                 )
             )
         # transient run: skip when the estimate (steps x one evaluation) is over budget
-        steps = opts.steps
+        steps = transient_steps(opts.steps, batch)
         estimate = steps * med
         if opts.steps <= 0 or batch > 100_000:
             # the roofline batch (1e6) measures evaluations only
@@ -420,7 +437,7 @@ def measure_batch(
                         len(ttimes),
                         "point-steps/s",
                         status,
-                        note,
+                        "; ".join(x for x in (note, f"{steps} steps") if x),
                     )
                 )
                 rows.append(

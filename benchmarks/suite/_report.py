@@ -133,6 +133,14 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
     batches = _batches(rows)
     for metric, title, _per_batch in sections:
         md += [f"## {title}", ""]
+        if metric.startswith("transient"):
+            md += [
+                "A transient run takes the first steps of the 100-step history, the same on "
+                "both sides: 100 up to batch 1e3, 10 at 1e4, 5 at 1e5 "
+                "(`suite/_measure.py`, `transient_steps`; the `note` column of "
+                "`results.csv` names each run's steps).",
+                "",
+            ]
         head = "| workload | batch |"
         sep = "|---|---:|"
         quantity = "eval" if metric.startswith("eval") else "transient"

@@ -230,9 +230,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         "repeats": 3 if quick else 7,
         "min_time": 0.3 if quick else 1.0,
         "eval_budget": 10.0 if quick else 30.0,
-        "transient_budget": 10.0 if quick else 45.0,
+        "transient_budget": 10.0 if quick else 180.0,
         "transient_repeats": 1 if quick else 3,
-        "cell_timeout": 300.0 if quick else 600.0,
+        "cell_timeout": 300.0 if quick else 1800.0,
         "compile": "cached" if quick else "cold",
     }
     for k, v in defaults.items():

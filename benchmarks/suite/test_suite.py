@@ -21,7 +21,7 @@ import _cpp_io  # noqa: E402
 import _device  # noqa: E402
 import _worker_args  # noqa: E402
 from _agreement import QUANTITIES  # noqa: E402
-from _measure import Stepper, split_lag, summary  # noqa: E402
+from _measure import Stepper, split_lag, summary, transient_steps  # noqa: E402
 from _workloads import WORKLOADS, history, initial_state  # noqa: E402
 
 
@@ -79,6 +79,15 @@ def test_summary_spread():
     assert (med, lo, hi) == (2.0, 1.0, 3.0)
     med, lo, hi = summary([1.0, 2.0, 3.0, 4.0, 100.0])
     assert med == 3.0 and lo < med < hi < 100.0
+
+
+def test_transient_steps_shorten_with_the_batch():
+    """100 steps up to 1e3 points, 10 at 1e4, 5 at 1e5; never more than --steps, none
+    for --steps 0."""
+    got = [transient_steps(100, b) for b in (1, 100, 1_000, 10_000, 100_000, 1_000_000)]
+    assert got == [100, 100, 100, 10, 5, 5]
+    assert transient_steps(3, 10_000) == 3
+    assert transient_steps(0, 10) == 0
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))

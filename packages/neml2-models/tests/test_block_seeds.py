@@ -194,3 +194,37 @@ def test_bad_structure_names_the_line(tmp_path, structure, message):
         load_model(p, "model")
     assert message in str(e.value)
     assert f"bad.i:{line}" in str(e.value)
+
+
+def test_traced_solve_uses_block_seeds_only_once_checked(tmp_path, monkeypatch):
+    """Traced (torch.compile), the block-seeded Jacobian is used only where an eager call
+    has checked it; either way the compiled solve gives the eager answer."""
+    from neml2.models import implicit_update as iu
+
+    used = []
+    seeded = iu.ImplicitUpdate._block_seeded_fn
+
+    def spy(self, *a):
+        used.append(iu._tracing())
+        return seeded(self, *a)
+
+    monkeypatch.setattr(iu.ImplicitUpdate, "_block_seeded_fn", spy)
+    model = _model(tmp_path, MEAN)
+    given = _given((3,))
+    args = [given[n] for n in model.input_spec]
+
+    def solve(*xs):
+        return tuple(o.data for o in model(*xs))
+
+    torch._dynamo.reset()
+    unchecked = torch.compile(solve, fullgraph=True)(*args)
+    assert model._block_ok is None and True not in used  # traced, not checked: ordinary
+    want = solve(*args)  # eager: checks the block seeds
+    assert model._block_ok is True
+    torch._dynamo.reset()
+    used.clear()
+    got = torch.compile(solve, fullgraph=True)(*args)
+    assert True in used  # traced after the check: block-seeded
+    for a, b, c in zip(got, want, unchecked, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-14)
+        torch.testing.assert_close(c, b, rtol=1e-12, atol=1e-14)

@@ -69,19 +69,22 @@ def _count(ep, target) -> int:
     )
 
 
-def test_line_search_is_one_loop_in_the_graph():
-    """The trial points of the line search are passes of the Newton loop, not an unrolled
-    sequence inside it: the residual appears once in the program (the loop body, whose
-    first pass evaluates the initial guess) however many trials are allowed, and the
-    traced solve equals the eager one bit for bit, at batch 3 and 1."""
+def test_line_search_is_two_loops_in_the_graph():
+    """The trial points of the line search are passes of an inner loop, not an unrolled
+    sequence: the residual appears twice in the program however many trials are allowed
+    (``fn`` at the accepted points in the Newton loop's body, whose first pass evaluates
+    the initial guess; the residual alone in the search loop's body), also exported under
+    ``no_grad`` (as ``ImplicitUpdate`` solves), and the traced solve equals the eager one
+    bit for bit, at batch 3 and 1."""
     from neml2.solvers import NewtonWithLineSearch
 
     u0 = torch.tensor([[3.0, -4.0], [0.1, 10.0], [2.0, 0.5]], dtype=F64)
     b = torch.export.Dim("b", min=1)
     for trials in (5, 10):
         m = _Solve(NewtonWithLineSearch(max_linesearch_iterations=trials, max_its=30))
-        ep = torch.export.export(m, (u0,), dynamic_shapes=({0: b},), strict=False)
-        assert _count(ep, torch.ops.aten.atan.default) == 1
+        with torch.no_grad():
+            ep = torch.export.export(m, (u0,), dynamic_shapes=({0: b},), strict=False)
+        assert _count(ep, torch.ops.aten.atan.default) == 2
         u = m(u0)
         assert u.abs().max() < 1e-8  # converged where plain Newton diverges
         torch.testing.assert_close(ep.module()(u0), u, rtol=0, atol=0)

@@ -10,6 +10,8 @@ calibration) one Newton step ``u* - (∂r/∂u)⁻¹ r(u*)`` recorded on the tap
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from neml2.models._block_seeds import BLOCK_SEED, SEED, block_diagonal_into
@@ -106,7 +108,13 @@ def _jacobian_block_seeded(
     per-grain seeds (:mod:`neml2.models._block_seeds`): the residuals *block_r* of
     their group get those columns on the grain diagonal; every other residual gets
     the ordinary columns, which a mean over the grains produced."""
-    buf = like.new_zeros((ulay.size, *batch, rlay.size))
+    if _tracing():
+        # written through a seed-major view of the row-major result: no transposing
+        # copy of the whole Jacobian afterwards (Taylor at 1e4 points: 300 MB)
+        out = like.new_zeros((*batch, rlay.size, ulay.size))
+        buf = out.movedim(-1, 0)
+    else:
+        out, buf = None, like.new_zeros((ulay.size, *batch, rlay.size))
     plain = []
     for s, r0 in zip(rlay.slots, rlay.offsets, strict=False):
         row = tangents.get(s.name, {})
@@ -122,7 +130,7 @@ def _jacobian_block_seeded(
             if t is not None:
                 plain.append((s, r0, c, c0, t.data))
     _copy_blocks(buf, plain, batch, add=True)  # onto the grain diagonals written above
-    return buf.movedim(0, -1)
+    return out if out is not None else buf.movedim(0, -1)
 
 
 class SolveStatus:
@@ -380,8 +388,11 @@ class ImplicitUpdate(Model):
         """*fn*, or the block-seeded one where it gives the same Jacobian: checked once per
         model, eagerly, against *fn*'s near the first solve's initial guess (moved by a
         relative 1e-6 so that no unknown sits at a kink such as ``|x|`` at 0, where a
-        term that mixes grains could have a zero derivative)."""
-        if self._block_ok is False or _tracing():
+        term that mixes grains could have a zero derivative). A traced solve (py-jit,
+        neml2-compile's graphs) uses the block-seeded one only where an eager call of the
+        same model has checked it (neml2-compile's probe of the sub-batch shapes is one);
+        otherwise *fn*."""
+        if self._block_ok is False or (_tracing() and self._block_ok is not True):
             return fn
         blocked = self._block_seeded_fn(given, ulay, rlay)
         if blocked is None:
@@ -392,9 +403,12 @@ class ImplicitUpdate(Model):
             J = fn(u, *args)[1]
             Jb = blocked(u, *args)[1]
             # a point with a NaN residual (bad input there) must not decide for all the
-            # others: the scale comes from the finite entries, and NaN matches NaN
+            # others: the scale comes from the finite entries, and NaN matches NaN; with
+            # no finite entry at all nothing is decided
             finite = J[torch.isfinite(J)]
-            tol = 1e-12 * float(finite.abs().max()) if finite.numel() else 0.0
+            if finite.numel() == 0:
+                return fn
+            tol = 1e-12 * float(finite.abs().max())
             self._block_ok = bool(torch.allclose(Jb, J, rtol=1e-10, atol=tol, equal_nan=True))
         return blocked if self._block_ok else fn
 
@@ -408,7 +422,10 @@ class ImplicitUpdate(Model):
             self._schur.split(sum(s.size for s in ulay.slots if s.name in g0))
         fn, residual, datas = self._residual_fn(given, ulay, rlay, batch)
         u0 = ulay.flatten(shaped, batch)
-        with torch.no_grad():
+        # no grad-mode switch where grad is off already: torch.export (2.13) loses the
+        # inner loop of the line search when a set_grad_enabled node surrounds nested
+        # while_loops ("'<lambda>' object has no attribute 'while_loop_cond_graph_0'")
+        with torch.no_grad() if torch.is_grad_enabled() else contextlib.nullcontext():
             args = [d.detach() for d in datas]
             jac_fn = self._jacobian_fn(fn, given, ulay, rlay, u0.detach(), args)
             res = self.solver.solve(jac_fn, u0.detach(), *args, residual=residual)

@@ -351,40 +351,40 @@ class NewtonWithLineSearch(Newton):
     ) -> NewtonResult:
         """Solve ``r(u) = 0`` from ``u0``: each iterate is a Newton step followed by a line search.
 
-        The algorithm is written once, as one loop in which every pass evaluates one trial
-        point, and runs eagerly, under ``torch.compile`` and under ``torch.export``:
+        The algorithm is written once and runs eagerly, under ``torch.compile`` and under
+        ``torch.export``, as two nested loops:
 
-        * The first pass evaluates ``u0`` itself (no direction yet), records ``‖r0‖`` and
-          accepts it without counting an iteration.
-        * A pass that starts an iterate (its first trial) solves ``J du = -r`` for the
-          direction; the trial point is ``u + α du``, with ``α = 1`` at that first trial.
-        * It accepts the trial as the next iterate (counting an iteration) once every
-          batch point meets the criterion, or when the trials run out; otherwise it cuts
-          ``α`` by ``σ`` where a point does not meet it and the next pass tries again.
-        * The loop stops when no iterate is due: every point has converged or gone
-          non-finite, or ``max_its`` iterations have run.
+        * The outer loop makes one pass per iterate. Its first pass takes ``u0`` itself
+          (no direction yet), records ``‖r0‖`` and counts no iteration. Every later pass
+          solves ``J du = -r`` once, runs the line search, and takes the point it accepts
+          as the next iterate (counting an iteration). The loop stops when no iterate is
+          due: every point has converged or gone non-finite, or ``max_its`` iterations
+          have run.
+        * The inner loop is the line search: one trial point ``u + α du`` per pass, with
+          ``α = 1`` at the first. It ends once every batch point meets the criterion, or
+          when the trials run out; otherwise it cuts ``α`` by ``σ`` where a point does not
+          meet it and tries again.
 
-        So a traced graph holds a single copy of the residual and Jacobian evaluation,
-        however many trials are allowed (the crystal-plasticity models evaluate a large
-        Jacobian per trial). Traced, every pass also solves the linear system and keeps
-        the result where it starts an iterate; eagerly, only those passes solve.
+        The residual and Jacobian ``fn`` is evaluated at the accepted points only (one
+        copy of it in a traced graph, in the outer loop); a trial is evaluated with the
+        residual alone (one copy in the inner loop). So a rejected trial costs no
+        Jacobian, on every route; the crystal-plasticity models' searches reject most of
+        their trials (scp: 45 of 63).
 
-        Eagerly, with *residual* given, a trial point the search may reject is evaluated
-        with *residual* alone and ``J`` afterwards at the point the search accepts, so a
-        rejected trial costs a residual evaluation only. The first trial of a search that
-        follows one which accepted ``α = 1`` (and the first after ``u0``) is evaluated
-        with ``fn`` at once, as it is likely accepted. The iterates are the same as those
-        of a solve that evaluates ``fn`` at every trial.
+        Eagerly, the first trial of a search that follows one which accepted ``α = 1``
+        (and the first after ``u0``) is evaluated with ``fn`` at once, as it is likely
+        accepted; traced, ``fn`` is evaluated again at the accepted point (a graph cannot
+        skip it). The iterates are the same either way.
 
         Args:
             fn: ``fn(u, *args) -> (r, J)``: the residual ``(*B, n)`` and its
                 Jacobian ``(*B, n, n)`` at ``u`` ``(*B, n)``.
             u0: the initial guess, ``(*B, n)``.
             *args: tensors passed through to *fn* and *residual* (and carried through
-                the loop when traced).
+                the loops when traced).
             residual: ``residual(u, *args) -> r`` ``(*B, n)``, the residual
-                alone (default ``None``: every trial evaluates *fn*). Used
-                eagerly only.
+                alone (default ``None``: eagerly, every trial evaluates *fn*;
+                traced, the residual part of *fn*).
 
         Returns:
             The last iterate and the per-point status; failures are reported
@@ -396,69 +396,81 @@ class NewtonWithLineSearch(Newton):
         c, cut, wolfe, max_trials = self._search_options()
         atol2 = atol**2
         tracing = _tracing()
-        points = _TrialPoints(fn, None if tracing else residual)
+        points = _TrialPoints(fn, residual, tracing)
         warn_negative = not tracing and (
             self.opts["check_negative_criterion"] or self.opts["check_negative_critertion"]
         )
         verbose = self.opts["verbose"] and not tracing
+        # eagerly a trial may come with its J (fn evaluated at once): one more slot
+        j_slot = () if tracing else (None,)
 
-        # it: iterations accepted; trial: the trial of the current search (-1: the pass
-        # that evaluates u0); alpha (*B,): the step lengths; u, r, J: the iterate; du: the
-        # direction of its search; nr0 (*B,): ‖r(u0)‖
-        def cond(it, trial, alpha, u, r, J, du, nr0, *args):
-            nr = torch.linalg.vector_norm(r, dim=-1)
-            return (trial < 0) | ((it < max_its) & ~_settled(nr, nr0, atol, rtol).all())
+        # the line search from u along du: trial, alpha (*B,), done, then the last trial
+        # point and its residual (and J, eagerly), then what the passes read
+        def search_cond(trial, alpha, done, u_try, r_try, *rest):
+            return ~done
 
-        def body(it, trial, alpha, u, r, J, du, nr0, *args):
-            first = trial < 0
-            # the direction, solved by the pass that starts an iterate (its first trial)
-            (du,) = _choose(trial == 0, lambda: (self.linear.solve(J, -r),), lambda: (du,))
-            # the trial point (u0 itself on the first pass) and its residual
-            (u_try,) = _choose(first, lambda: (u,), lambda: (u + alpha.unsqueeze(-1) * du,))
+        def search_body(trial, alpha, done, u_try, r_try, *rest):
+            u, du, nr02, slope, *args = rest[len(j_slot) :]
+            u_try = u + alpha.unsqueeze(-1) * du
             r_try, J_try = points.evaluate(u_try, trial, args)
-            # sufficient decrease, per point (a point whose residual is non-finite stops)
-            nr02 = (r * r).sum(-1)
             nr2 = (r_try * r_try).sum(-1)
-            if wolfe:
-                crit = (1.0 - c * alpha) * nr02
-            else:
-                crit = nr02 + 2.0 * c * alpha * (r * du).sum(-1)
-            if warn_negative and not first and bool((crit < 0).any()):
+            crit = (1.0 - c * alpha) * nr02 if wolfe else nr02 + 2.0 * c * alpha * slope
+            if warn_negative and bool((crit < 0).any()):
                 print(
                     "WARNING: the line search criterion became negative; try another "
                     "linesearch_type, a larger linesearch_cutback or a smaller "
                     "linesearch_stopping_criteria",
                     file=sys.stderr,
                 )
+            # sufficient decrease, per point (a point whose residual is non-finite stops)
             stop = (nr2 <= crit) | (nr2 <= atol2) | ~torch.isfinite(nr02)
-            (nr0,) = _choose(
-                first, lambda: (torch.linalg.vector_norm(r_try, dim=-1),), lambda: (nr0,)
-            )
+            done = stop.all() | (trial + 1 >= max_trials)
+            alpha = torch.where(stop | done, alpha, alpha / cut)
+            J_out = () if tracing else (J_try,)
+            return (trial + 1, alpha, done, u_try, r_try, *J_out, *rest[len(j_slot) :])
 
-            # accept the trial as the next iterate (u0: no iteration counted) ...
-            def accept():
-                r1, J1 = points.accept(u_try, r_try, J_try, trial, args)
-                (it1,) = _choose(first, lambda: (it,), lambda: (it + 1,))
-                if verbose and not first:
-                    nr = torch.linalg.vector_norm(r1, dim=-1)
-                    print(f"  Newton it {it1}: max |r| = {float(nr.max()):.3e}")
-                return (it1, trial * 0, torch.ones_like(alpha), u_try, r1, J1, du)
+        def search(first, u, r, du, args):
+            """``(trials, u_try, r_try[, J_try])`` of the search; none on the first pass."""
+            nr02 = (r * r).sum(-1)
+            slope = (r * du).sum(-1)
+            alpha = torch.ones_like(nr02)
+            done = torch.as_tensor(first, device=u.device)
+            state = (_counter(0, u.device), alpha, done, u, r, *j_slot, u, du, nr02, slope, *args)
+            trials, _, _, u_try, r_try, *rest = run_loop(search_cond, search_body, state)
+            return (trials, u_try, r_try, *rest[: len(j_slot)])
 
-            # ... or cut alpha back where a point has not met the criterion
-            def backtrack():
-                return (it, trial + 1, torch.where(stop, alpha, alpha / cut), u, r, J, du)
+        # passes: outer passes made (0: u0 not yet evaluated); it: iterations accepted;
+        # u, r, J: the iterate; nr0 (*B,): ‖r(u0)‖
+        def cond(passes, it, u, r, J, nr0, *args):
+            nr = torch.linalg.vector_norm(r, dim=-1)
+            return (passes == 0) | ((it < max_its) & ~_settled(nr, nr0, atol, rtol).all())
 
-            done = first | stop.all() | (trial + 1 >= max_trials)
-            return (*_choose(done, accept, backtrack), nr0, *args)
+        def body(passes, it, u, r, J, nr0, *args):
+            first = passes == 0
 
-        # r, J, du: placeholders until the first pass has evaluated u0 (J a broadcast view:
+            def step():
+                return search(first, u, r, self.linear.solve(J, -r), args)
+
+            def stay():  # u0 itself, as if a search had accepted it at its first trial
+                return (_counter(1, u.device), u, r, *j_slot)
+
+            trials, u_try, r_try, *J_try = _choose(first, stay, step)
+            r1, J1 = points.accept(u_try, r_try, J_try[0] if J_try else None, trials - 1, args)
+            (nr0,) = _choose(first, lambda: (torch.linalg.vector_norm(r1, dim=-1),), lambda: (nr0,))
+            (it1,) = _choose(first, lambda: (it,), lambda: (it + 1,))
+            if verbose and not first:
+                nr = torch.linalg.vector_norm(r1, dim=-1)
+                print(f"  Newton it {it1}: max |r| = {float(nr.max()):.3e}")
+            return (passes + 1, it1, u_try, r1, J1, nr0, *args)
+
+        # r, J: placeholders until the first pass has evaluated u0 (J a broadcast view:
         # eagerly it is never read, traced run_loop makes it a buffer)
         n = u0.shape[-1]
-        ones = torch.ones(u0.shape[:-1], dtype=u0.dtype, device=u0.device)
         J0 = u0.new_zeros(()).expand(*u0.shape, n)
         zero = _counter(0, u0.device)
-        state = (zero, zero - 1, ones, u0, torch.zeros_like(u0), J0, torch.zeros_like(u0))
-        it, _, _, u, r, _, _, nr0, *_ = run_loop(cond, body, (*state, ones * torch.nan, *args))
+        nan = torch.full(u0.shape[:-1], torch.nan, dtype=u0.dtype, device=u0.device)
+        state = (zero, zero, u0, torch.zeros_like(u0), J0, nan, *args)
+        _, it, u, r, _, nr0, *_ = run_loop(cond, body, state)
         return self._result(u, it, r, nr0)
 
     def _search_options(self) -> tuple[float, float, bool, int]:
@@ -472,35 +484,47 @@ class NewtonWithLineSearch(Newton):
 
 
 class _TrialPoints:
-    """How a line-search pass evaluates its trial point (the seam between the eager
-    shortcut and the traced loop).
+    """How a line-search pass evaluates its trial point and the point it accepts (the
+    seam between the eager shortcut and the traced loops).
 
-    Without *residual* (always, traced) every trial is evaluated with ``fn``. With it
-    (eagerly), a trial is evaluated with *residual* alone, ``J`` deferred until the
-    search accepts the point, except the first trial of a search when the previous
-    search accepted its first (``α = 1`` everywhere; ``u0`` counts as such): that one is
+    Traced: a trial is evaluated with *residual* (the residual part of ``fn`` where none
+    is given), and ``fn`` at the accepted point. Eagerly without *residual*: every trial
+    with ``fn``. Eagerly with it: a trial with *residual* alone, ``J`` deferred until the
+    search accepts the point, except the first trial of a search when the previous search
+    accepted its first (``α = 1`` everywhere; ``u0`` counts as such): that one is
     evaluated with ``fn`` at once, as it is likely accepted.
 
     Attributes:
         full_first: whether the next search's first trial is evaluated with ``fn``.
     """
 
-    def __init__(self, fn: ResidualFn, residual: Callable[..., torch.Tensor] | None):
+    def __init__(
+        self, fn: ResidualFn, residual: Callable[..., torch.Tensor] | None, traced: bool = False
+    ):
         self.fn = fn
+        self.traced = traced
+        if traced and residual is None:
+            residual = self._residual_of_fn
         self.residual = residual
         self.full_first = True
+
+    def _residual_of_fn(self, u, *args):
+        return self.fn(u, *args)[0]
 
     def evaluate(
         self, u: torch.Tensor, trial: int | torch.Tensor, args
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``(r, J)`` at the trial point *u* ``(*B, n)``; ``J`` is ``None`` where deferred."""
+        if self.traced:
+            return self.residual(u, *args), None
         if self.residual is None or (trial <= 0 and self.full_first):
             return self.fn(u, *args)
         return self.residual(u, *args), None
 
     def accept(self, u: torch.Tensor, r: torch.Tensor, J, trial: int | torch.Tensor, args):
-        """``(r, J)`` at the accepted point *u*: ``J`` evaluated now if it was deferred."""
-        if self.residual is not None:
+        """``(r, J)`` at the accepted point *u*, the search's trial number *trial*:
+        ``fn`` evaluated now where ``J`` was deferred."""
+        if self.residual is not None and not self.traced:
             self.full_first = trial <= 0
         if J is None:
             return self.fn(u, *args)
