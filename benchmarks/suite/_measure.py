@@ -524,8 +524,14 @@ class NotCompiled(RuntimeError):
     """``--compile reuse-only`` and no earlier compile of this input."""
 
 
-def compiled(w, a, rows: list[dict], compile_fn, fallback: str, library_key: str = "") -> Path:
+def compiled(
+    w, a, rows: list[dict], compile_fn, fallback: str, library_key: str = "", variant: str = ""
+) -> Path:
     """The artifact of workload *w*: ``compile_fn(rows) -> path`` appends its timing rows.
+
+    *variant* names a differently compiled artifact of the same input in the same work
+    directory (``"-into"``: with the ``forward_into`` graph, for cpp-dispatch): its own
+    record ``compile<variant>.json``, so neither is mistaken for the other.
 
     With ``--compile reuse`` (or ``reuse-only``) an artifact that an earlier run compiled
     from the same input file with the same library (*library_key*: a digest of the
@@ -534,7 +540,7 @@ def compiled(w, a, rows: list[dict], compile_fn, fallback: str, library_key: str
     failed then fails again with the same message. Otherwise ``reuse`` compiles in mode
     *fallback* (and records the result for reuse) and ``reuse-only`` raises NotCompiled.
     """
-    stamp = a.work_dir / "compile.json"
+    stamp = a.work_dir / f"compile{variant}.json"
     key = hashlib.sha256(w.path.read_bytes() + library_key.encode()).hexdigest()
     if a.compile in ("reuse", "reuse-only") and stamp.is_file():
         d = json.loads(stamp.read_text())

@@ -61,11 +61,12 @@ def _compile(w, a, rows, write_into: bool = False):
         )
         shutil.rmtree(cold_dir, ignore_errors=True)
     # cached: twice, the first fills build/aoti-cache if it is empty
+    dest = a.work_dir / ("artifact-into" if write_into else "artifact")
     t0 = time.perf_counter()
-    res = compile_file(w.path, opts, a.work_dir / "artifact", cache_dir=a.cache_dir)
+    res = compile_file(w.path, opts, dest, cache_dir=a.cache_dir)
     first = time.perf_counter() - t0
     t0 = time.perf_counter()
-    res = compile_file(w.path, opts, a.work_dir / "artifact", cache_dir=a.cache_dir)
+    res = compile_file(w.path, opts, dest, cache_dir=a.cache_dir)
     cached = time.perf_counter() - t0
     rows.append(
         M.row(
@@ -262,7 +263,13 @@ def main() -> int:
             from neml2.aoti import DispatchedModel
 
             artifact = M.compiled(
-                w, a, [], lambda r: _compile(w, a, r, write_into=True), "cached", _library_key()
+                w,
+                a,
+                [],
+                lambda r: _compile(w, a, r, write_into=True),
+                "cached",
+                _library_key(),
+                variant="-into",
             )
             if a.device == "cuda":
                 workers = [f"cuda:{i}" for i in range(torch.cuda.device_count())]

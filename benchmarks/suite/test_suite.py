@@ -542,3 +542,34 @@ def test_cpp_program_writes_the_outputs_of_one_call(tmp_path):
     assert set(got) == set(want) == {"stress"}
     torch.testing.assert_close(got["stress"], want["stress"], rtol=0, atol=0)
     assert got["stress"].abs().max() > 0
+
+
+def test_compiled_variants_keep_their_own_records(tmp_path):
+    """py-aoti and cpp-dispatch (``forward_into``) artifacts share a work directory:
+    each variant is reused only from its own record, never the other's."""
+    import types
+
+    import _measure as M
+
+    w = WORKLOADS["elasticity"]
+    made = []
+
+    def compile_fn(name):
+        def fn(rows):
+            d = tmp_path / name
+            d.mkdir(exist_ok=True)
+            made.append(name)
+            rows.append({"note": "", "metric": "compile_cached_s"})
+            return d
+
+        return fn
+
+    a = types.SimpleNamespace(work_dir=tmp_path, compile="reuse")
+    plain = M.compiled(w, a, [], compile_fn("artifact"), "cached", "lib")
+    a.compile = "reuse"
+    into = M.compiled(w, a, [], compile_fn("artifact-into"), "cached", "lib", variant="-into")
+    assert (plain.name, into.name) == ("artifact", "artifact-into")
+    for variant, want in (("", "artifact"), ("-into", "artifact-into")):
+        a.compile = "reuse-only"
+        assert M.compiled(w, a, [], compile_fn("x"), "cached", "lib", variant=variant).name == want
+    assert made == ["artifact", "artifact-into"]  # each compiled once, then reused
