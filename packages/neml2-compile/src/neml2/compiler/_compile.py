@@ -252,14 +252,17 @@ def export_graph(
     outs: list[torch.Tensor] = (),  # type: ignore[assignment]
 ):
     """``torch.export`` with one dynamic batch axis shared by every model input (and by
-    the output tensors ``outs`` a ``forward_into`` graph writes into)."""
+    the output tensors ``outs`` a ``forward_into`` graph writes into), with grad mode off
+    (the graphs compute derivatives by forward tangents, never autograd; and torch 2.13's
+    export loses the line search's inner loop when a grad-mode switch surrounds it)."""
     batch = torch.export.Dim("batch", min=1, max=2**31 - 2)
     shapes = tuple([{0: batch}] * len(xs) + [None] * len(params) + [{0: batch}] * len(outs))
     try:
         # forward(*args): the whole varargs tuple is one argument to export
-        return torch.export.export(
-            graph, (*xs, *params, *outs), dynamic_shapes=(shapes,), strict=False
-        )
+        with torch.no_grad():
+            return torch.export.export(
+                graph, (*xs, *params, *outs), dynamic_shapes=(shapes,), strict=False
+            )
     except Exception as e:  # torch raises many types here; the message is what matters
         raise FatalError(
             f"torch.export failed for the {type(graph).__name__} of model "
