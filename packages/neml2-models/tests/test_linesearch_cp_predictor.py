@@ -141,8 +141,15 @@ def test_cp_strain_predictor_formula_batched():
     t = Scalar(torch.rand(4, generator=g) + 1.0)
     tn = Scalar(torch.rand(4, generator=g))
     m = CrystalPlasticityStrainPredictor(scale=0.1)
-    out = m(D, t, tn)
-    expect = 0.1 * D.data * (t.data - tn.data).unsqueeze(-1)
+    # the previous elastic strain: small at points 0-1 (the increment is added), over
+    # the threshold (1e-3) at points 2-3 (kept as it is)
+    ee1 = SR2(torch.randn(4, 6, generator=g))
+    ee1.data[:2] *= 1e-5 / ee1.data[:2].norm(dim=-1, keepdim=True)
+    ee1.data[2:] *= 2e-3 / ee1.data[2:].norm(dim=-1, keepdim=True)
+    out = m(D, t, tn, ee1)
+    expect = 0.1 * D.data * (t.data - tn.data).unsqueeze(-1) + ee1.data
+    expect[2:] = ee1.data[2:]
+    assert list(m.input_spec) == ["deformation_rate", "t", "t~1", "elastic_strain~1"]
     assert torch.allclose(out.data, expect, rtol=1e-14, atol=0)
 
 

@@ -193,11 +193,14 @@ class LinearExtrapolationPredictor(_ListedUnknowns):
 
 @register()
 class CrystalPlasticityStrainPredictor(Model):
-    """Elastic-strain guess for crystal plasticity: ``ε_e = s · D · (t - t~1)``.
+    """Elastic-strain guess for crystal plasticity (the reference library's warm-up).
 
-    ``D`` is the prescribed deformation rate and ``s`` (``scale``) the fraction
-    of the strain increment taken as elastic (the reference library's warm-up
-    predictor; its guess does not depend on the previous elastic strain).
+    ``ε_e = ε_e~1 + s · D · (t - t~1)`` where ``‖ε_e~1‖ < threshold`` (the start of a
+    load history, an elastic strain still small), else ``ε_e~1``: the previous step's
+    elastic strain, which later steps of a history converge from in few iterations.
+    ``D`` is the prescribed deformation rate and ``s`` (``scale``) the fraction of the
+    strain increment taken as elastic. Shapes: every input and the output ``(*B, 6)``
+    (``SR2``) or ``(*B)`` (``Scalar``).
     """
 
     fields = (
@@ -206,7 +209,19 @@ class CrystalPlasticityStrainPredictor(Model):
         input("time_old", Scalar, "t~1", doc="previous time"),
         output("elastic_strain", SR2, doc="predicted elastic strain"),
         parameter("scale", Scalar, doc="scale factor applied to the strain increment"),
+        parameter(
+            "threshold",
+            Scalar,
+            1e-3,
+            doc="the increment is added only where the previous elastic strain's norm is "
+            "below this",
+        ),
     )
+    derives = (derived(HISTORY, "elastic_strain", doc="the previous elastic strain"),)
 
-    def forward(self, d, t, t1):
-        return d * self.param("scale") * (t - t1)
+    def setup(self) -> None:
+        self.declare_input(self.derived_name(HISTORY, "elastic_strain"), SR2)
+
+    def forward(self, d, t, t1, ee1):
+        small = ee1.norm() < self.param("threshold")
+        return where(small, ee1 + d * self.param("scale") * (t - t1), ee1)
