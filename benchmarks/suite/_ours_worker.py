@@ -35,11 +35,17 @@ from _workloads import WORKLOADS, history, initial_state, to_device
 SIDE = "ours"
 
 
-def _compile(w, a, rows, write_into: bool = False):
+#: the variant (``_measure.compiled``) of the artifact with the forward_into graph
+INTO = "-into"
+
+
+def _compile(w, a, rows, variant: str = ""):
     """Compile with neml2.compiler; cold (empty caches) and cached compile times.
-    *write_into*: with the forward_into graph (cpp-dispatch stores its chunks in place)."""
+    *variant* ``INTO``: with the forward_into graph (cpp-dispatch stores its chunks in
+    place), in its own folder ``artifact-into``."""
     from neml2.compiler import CompileOptions, compile_file
 
+    write_into = variant == INTO
     opts = CompileOptions.from_strings(w.model, [], devices=[a.device], write_into=write_into)
     # per-grain state (Taylor): the input file declares no sub-batch shapes
     opts = dataclasses.replace(opts, sub_batch=dict(w.state_sub_batch))
@@ -61,7 +67,7 @@ def _compile(w, a, rows, write_into: bool = False):
         )
         shutil.rmtree(cold_dir, ignore_errors=True)
     # cached: twice, the first fills build/aoti-cache if it is empty
-    dest = a.work_dir / ("artifact-into" if write_into else "artifact")
+    dest = a.work_dir / f"artifact{variant}"
     t0 = time.perf_counter()
     res = compile_file(w.path, opts, dest, cache_dir=a.cache_dir)
     first = time.perf_counter() - t0
@@ -266,10 +272,10 @@ def main() -> int:
                 w,
                 a,
                 [],
-                lambda r: _compile(w, a, r, write_into=True),
+                lambda r: _compile(w, a, r, variant=INTO),
                 "cached",
                 _library_key(),
-                variant="-into",
+                variant=INTO,
             )
             if a.device == "cuda":
                 workers = [f"cuda:{i}" for i in range(torch.cuda.device_count())]

@@ -489,7 +489,7 @@ def roofline(rows: list[dict], meta: dict, probe: dict | None, out: Path, suite_
     suite_copy.write_text(text)
 
 
-def readme(meta: dict, out: Path) -> None:
+def readme(meta: dict, out: Path, probe: dict | None = None) -> None:
     lines = [
         f"# Benchmark results {meta['started_utc']} ({meta['machine']})",
         "",
@@ -504,9 +504,12 @@ def readme(meta: dict, out: Path) -> None:
         "and the max relative difference of the results on the same inputs (`agree`)",
         "- `results.csv`: every measured row (median, fastest/slowest repeat, repeats, status)",
         "- `throughput_eval.png`, `throughput_transient.png`: throughput vs batch, log-log",
-        "- `ROOFLINE.md`, `roofline.json`: bandwidth / FLOP probe and the elasticity bound",
-        "- `metadata.json`, `run.log`: versions, options, the run's log",
     ]
+    if probe is not None:  # --no-roofline writes neither
+        lines.append(
+            "- `ROOFLINE.md`, `roofline.json`: bandwidth / FLOP probe and the elasticity bound"
+        )
+    lines.append("- `metadata.json`, `run.log`: versions, options, the run's log")
     if meta.get("note"):
         lines += ["", meta["note"]]
     (out / "README.md").write_text("\n".join(lines) + "\n")
@@ -528,4 +531,4 @@ def write_all(rows, meta, probe, out: Path, suite_roofline: Path, log=print) -> 
     side_by_side(rows, meta, out)
     plots(rows, out, log)
     roofline(rows, meta, probe, out, suite_roofline)
-    readme(meta, out)
+    readme(meta, out, probe)

@@ -136,6 +136,9 @@ def test_run_writes_tables(tmp_path):
     assert meta["git_dirty"] == bool(meta["git_dirty_paths"])
     if meta["git_dirty"]:
         assert "a dirty tree" in (out / "README.md").read_text()
+    # --no-roofline: no roofline files, and the README lists none
+    assert not (out / "ROOFLINE.md").exists()
+    assert "ROOFLINE.md" not in (out / "README.md").read_text()
 
 
 def test_a_dirty_tree_is_refused_unless_allowed(tmp_path):

@@ -45,6 +45,8 @@ from neml2.compiler._graphs import ForwardGraph, ForwardIntoGraph, JacobianGraph
 from neml2.compiler._options import CompileOptions, DerivativePair
 from neml2.compiler._sub_batch import infer_sub_batch, probe_inputs
 from neml2.compiler._subgraph_constants import inline_subgraph_constants
+from neml2.models._inductor import CACHE_KEY as INDUCTOR_KEY
+from neml2.models._inductor import code_generation
 from neml2.tensors import FatalError
 
 # SCHEMA_VERSION (written into every metadata.json) and DEVICE_METADATA_SUFFIX (how the
@@ -60,20 +62,6 @@ GRAPH_VERSION = 3
 #: 7.3-7.6e4, Chaboche (2 back stresses) at 1e4 3.8e3 -> 6.6e3 (batch 1 is 15-25 %
 #: slower: the OpenMP regions' fork/join).
 EXAMPLE_BATCH = 1024
-#: Inductor settings of every AOTI compile (part of the cache key). ``dynamic_threads``:
-#: the kernels' OpenMP regions take the thread count of the calling thread at run time,
-#: and a parallel reduction sizes its per-thread partials with it. Without it, torch
-#: 2.13 sizes those partials by the compiling machine's thread count: run with more
-#: threads, the reduction writes past them (J2 radial return compiled on 2 cores and
-#: run with 4 threads: segmentation fault).
-#: ``enable_loop_tail_vec`` off: with it, a loop shorter than the vector width (the 6
-#: components of a symmetric tensor, under a reduction over 12 slip systems) is vectorized
-#: with one masked step, and torch 2.13 counts its steps as ``6 // 16 = 0``; the loops
-#: outside it then look like no work at all, and the kernel moves its parallel region into
-#: the reduction: one OpenMP fork/join per material point and component. The
-#: single-crystal benchmark (scp) compiled so ran at 400-600 points/s at 1e2-1e4 on 2 cores,
-#: 2,600-6,000 without it (eager: 700-5,500); Chaboche is unchanged.
-INDUCTOR_OPTIONS = {"cpp.dynamic_threads": True, "cpp.enable_loop_tail_vec": False}
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
@@ -340,7 +328,8 @@ def _aoti(ep, path: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".pt2")
     os.close(fd)
     try:
-        with torch._inductor.config.patch(INDUCTOR_OPTIONS):
+        # Inductor's settings and its mended loop planning: neml2.models._inductor
+        with code_generation():
             torch._inductor.aoti_compile_and_package(ep, package_path=tmp)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
@@ -520,7 +509,7 @@ def compile_model(
                     # the example batch is the size hint Inductor plans loops with
                     # (e.g. whether a kernel gets an OpenMP parallel region)
                     "example_batch": example_batch,
-                    "inductor": INDUCTOR_OPTIONS,
+                    "inductor": INDUCTOR_KEY,
                 }
                 skey = None
                 if use_cache and source_text is not None:

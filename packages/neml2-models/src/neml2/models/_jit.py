@@ -42,6 +42,7 @@ import torch
 
 from neml2.models import _traced
 from neml2.models._history import missing_inputs_message
+from neml2.models._inductor import code_generation
 from neml2.models._inputs import (
     as_tensor,
     check_names,
@@ -496,14 +497,17 @@ class CompiledModel(torch.nn.Module):
 
     def _run(self, op: str, call):
         """Call compiled graph *op*; turn compile failures into FatalError and a failed
-        in-graph solve into ConvergenceError."""
+        in-graph solve into ConvergenceError. Code is generated (first call, recompile)
+        with neml2's Inductor settings and mend (:mod:`neml2.models._inductor`)."""
         try:
             try:
-                res = call(self._compiled[op])
+                with code_generation():
+                    res = call(self._compiled[op])
             except torch._dynamo.exc.TorchDynamoException as e:
                 if not self._without_patterns(op, e):
                     raise
-                res = call(self._compiled[op])
+                with code_generation():
+                    res = call(self._compiled[op])
         except (FatalError, ConvergenceError):
             raise
         except torch._dynamo.exc.TorchDynamoException as e:

@@ -1,0 +1,111 @@
+"""Inductor (torch's code generator) as every compiled route of neml2 uses it.
+
+py-jit (:mod:`neml2.models._jit`, ``torch.compile``) and neml2-compile's AOTI
+artifacts (``neml2.compiler._compile``) both generate their CPU kernels with Inductor.
+Both run that code generation inside :func:`code_generation`, which mends one
+code-generation bug of torch 2.13 for as long as it runs:
+
+**Loops shorter than the vector width counted as no work.** Inductor vectorizes the
+innermost loop of a kernel; a loop shorter than the vector width (the 6 components of a
+symmetric tensor against 8 or 16 lanes) becomes one masked step. When Inductor then
+decides where the kernel's OpenMP region goes (``LoopNest.max_parallel_depth``), it
+counts each outer loop's steps as ``size // steps``: ``6 // 16 = 0``. The outer loops
+(the material points, the components) then look like no work against an inner
+reduction (over 12 slip systems, say), and the parallel region moves into the reduction:
+one OpenMP fork/join per material point and component. The crystal-plasticity benchmark
+ran 10x slower so. :func:`code_generation` counts those steps as ``ceil(size / steps)``
+(one masked step is one step) and keeps the parallel region on the outer loops unless
+the honest count still puts it inside.
+
+The alternative, turning the masked step off (``cpp.enable_loop_tail_vec``), leaves
+every 6-component loop scalar: linear elasticity ran 5x slower (2.3e8 -> 4.6e7 points/s
+at 1e3 points on 2 cores). Where this torch has no ``LoopNest.max_parallel_depth`` to
+mend, :data:`FIX_APPLIES` is False and :func:`code_generation` turns the masked step off
+instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator
+
+import sympy
+import torch
+
+try:  # torch's private code generator: mended only where it has the known shape
+    from torch._inductor.codegen.cpp import LoopNest, ParallelDepth
+    from torch.utils._sympy.functions import CeilDiv, FloorDiv
+
+    FIX_APPLIES = callable(getattr(LoopNest, "max_parallel_depth", None))
+except ImportError:  # pragma: no cover - a torch without this module
+    FIX_APPLIES = False
+
+#: Inductor settings of every compiled route. ``dynamic_threads``: a kernel's OpenMP
+#: region takes the calling thread's thread count at run time, and a parallel reduction
+#: sizes its per-thread partials with it. Without it, torch 2.13 sizes those partials
+#: by the compiling machine's thread count, and a run with more threads writes past
+#: them (J2 radial return compiled on 2 cores, run with 4 threads: segmentation fault).
+OPTIONS: dict[str, object] = {"cpp.dynamic_threads": True}
+if not FIX_APPLIES:  # pragma: no cover - see the module docstring
+    OPTIONS["cpp.enable_loop_tail_vec"] = False
+
+#: the mend's name and version. Inductor's own cache of generated code (its FX graph
+#: cache) keys on torch's settings, not on a mend: :func:`code_generation` adds this to
+#: ``torch.compiler.config.cache_key_tag``, so code generated without the mend is not
+#: reused with it, nor the other way round.
+FIX_TAG = "neml2-loop-depth-1" if FIX_APPLIES else ""
+#: what an artifact cache must key on: :data:`OPTIONS` and the mend
+CACHE_KEY = {**OPTIONS, "fix": FIX_TAG}
+
+#: torch's threshold: the parallel region moves into an inner loop with 300 times the
+#: steps of the loops outside it
+_INNER_FACTOR = 300
+
+
+def _mended(original):
+    @functools.wraps(original)
+    def max_parallel_depth(self):
+        depth = original(self)
+        if depth.start_depth == 0:
+            return depth
+        outer = self.loops[: depth.start_depth]
+        if not any(FloorDiv(loop.size, loop.steps) == 0 for loop in outer):
+            return depth  # every outer loop counted right: torch's choice stands
+        steps = sympy.Integer(1)
+        for loop in outer:
+            steps = steps * CeilDiv(loop.size, loop.steps)
+        inner = self.loops[depth.start_depth]
+        if isinstance(steps, sympy.Integer) and steps * _INNER_FACTOR < FloorDiv(
+            inner.size, inner.steps
+        ):
+            return depth  # the inner loop is far longer even counted right
+        # the region stays on the outer loops: all of them (they share one kind,
+        # reduction or not: that is why torch stopped there)
+        return ParallelDepth(parallel_depth=depth.start_depth, start_depth=0)
+
+    max_parallel_depth.neml2_mended = True
+    return max_parallel_depth
+
+
+@contextlib.contextmanager
+def code_generation() -> Iterator[None]:
+    """Inductor's settings (:data:`OPTIONS`) and the mend above, for one compile.
+
+    Wrap whatever triggers code generation: ``aoti_compile_and_package``, or the calls
+    of a ``torch.compile``'d function (it generates code on its first call and on a
+    recompile). Restores torch's own function on exit; nesting is harmless.
+    """
+    if not FIX_APPLIES or getattr(LoopNest.max_parallel_depth, "neml2_mended", False):
+        with torch._inductor.config.patch(OPTIONS):
+            yield
+        return
+    tag = torch.compiler.config.cache_key_tag
+    tag = f"{tag}+{FIX_TAG}" if tag else FIX_TAG
+    with torch._inductor.config.patch(OPTIONS), torch.compiler.config.patch(cache_key_tag=tag):
+        original = LoopNest.max_parallel_depth
+        LoopNest.max_parallel_depth = _mended(original)
+        try:
+            yield
+        finally:
+            LoopNest.max_parallel_depth = original

@@ -1,0 +1,68 @@
+"""neml2.models._inductor: Inductor's settings and the mended parallel-region placement."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from torch._inductor.utils import run_and_get_code
+
+from neml2.models import _inductor
+
+
+def _slip_sum(x, w):
+    """(N, 12, 6) -> (N, 6): a sum over 12 "slip systems" of a 6-component quantity."""
+    return (torch.sinh(x) * w[:, None]).sum(1)
+
+
+@pytest.fixture(scope="module")
+def slip_sum_kernel() -> str:
+    """The C++ kernel Inductor writes for _slip_sum, inside code_generation()."""
+    x = torch.rand(64, 12, 6, dtype=torch.float64)
+    w = torch.rand(12, dtype=torch.float64)
+    torch._dynamo.mark_dynamic(x, 0)
+    torch._dynamo.reset()
+    with _inductor.code_generation():
+        out, code = run_and_get_code(torch.compile(_slip_sum, dynamic=False), x, w)
+    torch.testing.assert_close(out, _slip_sum(x, w))
+    src = "\n".join(code)
+    return src[src.index('extern "C"') :]
+
+
+@pytest.mark.skipif(not _inductor.FIX_APPLIES, reason="this torch has no loop planner to mend")
+def test_parallel_region_stays_on_the_material_points(slip_sum_kernel):
+    """The OpenMP region opens before the first loop (the points), not inside the sum over
+    slip systems: torch 2.13 alone counts the masked 6-of-16 step as 0 steps and opens it
+    once per point and component, inside the reduction."""
+    first_loop = slip_sum_kernel.index("for(")
+    parallel = slip_sum_kernel.index("#pragma omp parallel")
+    assert parallel < first_loop, slip_sum_kernel[:2000]
+    # the 6 components are one masked vector step (the setting the mend keeps on)
+    assert re.search(r"VectorizedN<double,\s*\d+>::loadu\(", slip_sum_kernel)
+
+
+def test_code_generation_restores_torch():
+    """On exit torch's own planner, settings and cache tag are back; nesting is harmless."""
+    from torch._inductor.codegen.cpp import LoopNest
+
+    planner = LoopNest.max_parallel_depth
+    tag = torch.compiler.config.cache_key_tag
+    threads = torch._inductor.config.cpp.dynamic_threads
+    with _inductor.code_generation():
+        assert torch._inductor.config.cpp.dynamic_threads is True
+        if _inductor.FIX_APPLIES:
+            assert LoopNest.max_parallel_depth is not planner
+            assert _inductor.FIX_TAG in torch.compiler.config.cache_key_tag
+        inner = LoopNest.max_parallel_depth
+        with _inductor.code_generation():
+            assert LoopNest.max_parallel_depth is inner
+            assert torch.compiler.config.cache_key_tag.count(_inductor.FIX_TAG) <= 1
+    assert LoopNest.max_parallel_depth is planner
+    assert torch.compiler.config.cache_key_tag == tag
+    assert torch._inductor.config.cpp.dynamic_threads == threads
+
+
+def test_cache_key_names_settings_and_mend():
+    assert _inductor.CACHE_KEY["cpp.dynamic_threads"] is True
+    assert _inductor.CACHE_KEY["fix"] == _inductor.FIX_TAG
