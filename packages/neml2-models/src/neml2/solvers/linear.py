@@ -83,6 +83,10 @@ class DenseLU(LinearSolver):
     def solve(self, A, b):
         """Solve ``A x = b`` at every batch point with ``torch.linalg.solve_ex``.
 
+        A 1x1 system (one scalar unknown: the consistency parameter of a radial return)
+        is a division, which the compiled routes fuse into the surrounding kernel: no LU
+        factorization and triangular solve per point.
+
         Args:
             A (torch.Tensor): the matrices, ``(*B, n, n)``.
             b (torch.Tensor): the right-hand sides, ``(*B, n)`` or ``(*B, n, k)``.
@@ -92,6 +96,8 @@ class DenseLU(LinearSolver):
                 singular (no exception).
         """
         vec = b.dim() == A.dim() - 1
+        if A.shape[-1] == 1:
+            return b / (A[..., 0] if vec else A)
         x, _ = torch.linalg.solve_ex(A, b.unsqueeze(-1) if vec else b)
         return x.squeeze(-1) if vec else x
 
