@@ -1,7 +1,8 @@
 """Eager fast paths of the SR2 algebra against the forms traced graphs use.
 
 ``dot_raw`` (``inner``) contracts large broadcast products with ``einsum`` eagerly and
-``dev_raw`` / ``vol_raw`` use a ``(6, 6)`` projector product; under torch.export /
+``dev_raw`` / ``vol_raw`` (and ``SR2.isotropic_map`` with plain coefficients) use a
+``(6, 6)`` projector product; under torch.export /
 torch.compile the elementwise forms run instead. Both must give the same values and
 the same first- and second-order tangents (to round-off), and the eager forms must
 match finite differences of the primal.
@@ -44,6 +45,13 @@ CASES = {
     "dev": lambda a, b: a.dev() * b.inner(a),
     "vol": lambda a, b: (a.vol() + b.vol()).norm_sq(),
     "von_mises": lambda a, b: _von_mises(a - b),
+    # plain coefficients: one (6, 6) product eagerly; a coefficient with tangents (b.tr())
+    # or a batch takes the vol/dev sum
+    "isotropic_map": lambda a, b: a.isotropic_map(3.0, Scalar(torch.tensor(0.7, dtype=F64))).inner(
+        b
+    ),
+    "isotropic_map_dual": lambda a, b: a.isotropic_map(b.tr(), 2.0).norm_sq(),
+    "isotropic_map_batched": lambda a, b: a.isotropic_map(Scalar(_rand(7, seed_=3)), 0.5).inner(b),
 }
 
 

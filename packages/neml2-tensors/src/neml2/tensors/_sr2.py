@@ -40,6 +40,21 @@ def _eager_float(x: torch.Tensor) -> bool:
     return x.is_floating_point() and not _tracing()
 
 
+def _plain_coefficient(c) -> torch.Tensor | float | None:
+    """*c* as a number or 0-dim tensor when it is one value without tangents, else None."""
+    if isinstance(c, (int, float)):
+        return float(c)
+    data = getattr(c, "data", None)
+    if (
+        isinstance(data, torch.Tensor)
+        and data.dim() == 0
+        and getattr(c, "tangents", None) is None
+        and getattr(c, "tangents2", None) is None
+    ):
+        return data
+    return None
+
+
 def tr_raw(x: torch.Tensor) -> torch.Tensor:
     return x[..., 0] + x[..., 1] + x[..., 2]
 
@@ -158,6 +173,28 @@ class SR2(TensorWrapper, FactoryMixin):
             (SR2): At ``(*B, *sub, 6)``; tangents follow (linear).
         """
         return self._lin(dev_raw)
+
+    def isotropic_map(self, c_vol, c_dev):
+        """The action of an isotropic fourth-order tensor: ``c_vol vol(A) + c_dev dev(A)``.
+
+        Linear isotropic elasticity is ``ε.isotropic_map(3K, 2G)`` (its compliance
+        ``σ.isotropic_map(1/(3K), 1/(2G))``). Where both coefficients are plain numbers or
+        unbatched Scalars without tangents, an eager call is one ``(6, 6)`` matrix product
+        (one pass over ``A`` and each of its tangents, in place of five); otherwise, and in
+        traced graphs (where Inductor fuses the pointwise form), the sum as written.
+
+        Args:
+            c_vol (Scalar | float): The eigenvalue on the volumetric part, e.g. ``3K``.
+            c_dev (Scalar | float): The eigenvalue on the deviatoric part, e.g. ``2G``.
+
+        Returns:
+            (SR2): At the broadcast ``(*B, *sub, 6)``; tangents follow.
+        """
+        a, b = _plain_coefficient(c_vol), _plain_coefficient(c_dev)
+        if a is not None and b is not None and _eager_float(self.data):
+            M = a * _projector("vol", self.data) + b * _projector("dev", self.data)
+            return self._lin(lambda x: x @ M)
+        return c_vol * self.vol() + c_dev * self.dev()
 
     def inner(self, other: SR2):
         """Double contraction ``A : B``.

@@ -201,8 +201,8 @@ class LinearIsotropicElasticity(Model):
     def forward(self, x: SR2) -> SR2:
         K, G = bulk_shear({n: self.param(n) for n in self._coef_names})
         if self.opts["compliance"]:
-            return x.vol() / (3.0 * K) + x.dev() / (2.0 * G)
-        return (3.0 * K) * x.vol() + (2.0 * G) * x.dev()
+            return x.isotropic_map(1.0 / (3.0 * K), 1.0 / (2.0 * G))
+        return x.isotropic_map(3.0 * K, 2.0 * G)
 
 
 @register()
