@@ -53,7 +53,7 @@ from neml2.tensors import FatalError
 # per-device metadata file of each ``<device>/`` folder is named: NAME + this) come from
 # the runtime, which owns the artifact contract (neml2/aoti/artifact_schema.json).
 #: Bumped whenever the graphs built for the same model change (part of the cache key).
-GRAPH_VERSION = 3
+GRAPH_VERSION = 4
 #: Batch size of the example inputs used for export (never 0 or 1: torch would specialise
 #: on it). It is also the size hint AOT Inductor plans its loops with: below about 1000
 #: points per kernel it emits serial kernels, which run on one core at any batch. On 2
@@ -405,13 +405,12 @@ def compile_model(
     in_sub, out_sub = infer_sub_batch(model, options.sub_batch)
     promoted = resolve_parameters(model, options.parameters, name)
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
-    # Every other 0-dim parameter is a graph input too (not exposed by the runtimes):
-    # Inductor fails to lower a scalar constant used inside a while_loop body
-    # ("'Constant' object has no attribute 'data'", torch 2.13), e.g. J2's Newton loop.
-    hidden = [
+    # Every other 0-dim parameter is written into the graphs as a literal
+    # (_Graph.set_literals): Inductor folds what depends on it alone into constants.
+    literal = [
         n for n, t in state.items() if n not in promoted and t.dim() == 0 and t.is_floating_point()
     ]
-    inputs_p = promoted + hidden
+    inputs_p = promoted
     graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, inputs_p, in_sub)}
     if options.write_into:
         graphs["forward_into"] = ForwardIntoGraph(model, inputs_p, in_sub)
@@ -448,7 +447,6 @@ def compile_model(
         "requested_derivatives": [str(p) for p in options.derivatives],
         "parameters": [
             *(_tensor_entry(p, state[p]) for p in promoted),
-            *(_tensor_entry(p, state[p], exposed=False) for p in hidden),
         ],
         "solvers": _solver_settings(model),
         "graphs": {
@@ -491,10 +489,11 @@ def compile_model(
             dtype = DTYPES[dtype_name]
             target = art / device / dtype_name
             m = model.to(dtype=dtype, device=device)
+            st = {**dict(m.named_parameters()), **dict(m.named_buffers())}
             for g in graphs.values():
                 g.model = m
+                g.set_literals(st, literal)
             xs = example_inputs(m, example_batch, dtype, device, in_sub)
-            st = {**dict(m.named_parameters()), **dict(m.named_buffers())}
             ps = [st[p].detach().clone() for p in inputs_p]
             for gname, graph in graphs.items():
                 extra = {

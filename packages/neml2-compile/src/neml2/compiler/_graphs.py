@@ -44,16 +44,35 @@ class _Graph(torch.nn.Module):
         super().__init__()
         self.model = model
         self.promoted = list(promoted)
+        #: name -> (value, dtype, device) of the 0-dim parameters written into the graph
+        #: as literals (:meth:`set_literals`)
+        self.literals: dict[str, tuple[float, torch.dtype, torch.device]] = {}
         self.nin = len(model.input_spec)
         self.in_sub = {n: tuple((in_sub or {}).get(n, ())) for n in model.input_spec}
         #: graphs of implicit models return one more output: the number of points at
         #: which a Newton solve did not converge (int64, 0-dim)
         self.status = has_solves(model)
 
+    def set_literals(self, state: dict[str, torch.Tensor], names: list[str]) -> None:
+        """Write the 0-dim parameters *names* into the graph as literals (their values
+        in *state*, the model as it is exported).
+
+        Each becomes ``scalar_tensor(value)`` at the top of the graph instead of a
+        parameter the kernels read through a pointer: Inductor folds what depends on
+        them alone (a bulk modulus from Young's modulus and Poisson's ratio) into
+        constants of the generated code, where it was computed again at every material
+        point (linear elasticity on 2 cores, one thread, 1e4 points: 33 -> 18 µs). A
+        literal made in the outer graph reaches a ``while_loop`` body as one of its
+        operands, never as a constant of the body (which Inductor fails to lower).
+        """
+        self.literals = {n: (float(state[n]), state[n].dtype, state[n].device) for n in names}
+
     def _split(self, args) -> tuple[tuple, tuple[int, ...], dict]:
         """``(inputs, sub-batch counts, params)`` from the graph's arguments."""
         subs = tuple(len(s) for s in self.in_sub.values())
         params = dict(zip(self.promoted, args[self.nin :], strict=True))
+        for n, (v, dtype, device) in self.literals.items():
+            params[n] = torch.scalar_tensor(v, dtype=dtype, device=device)
         return args[: self.nin], subs, params
 
     @property
