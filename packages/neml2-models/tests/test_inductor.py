@@ -66,3 +66,28 @@ def test_code_generation_restores_torch():
 def test_cache_key_names_settings_and_mend():
     assert _inductor.CACHE_KEY["cpp.dynamic_threads"] is True
     assert _inductor.CACHE_KEY["fix"] == _inductor.FIX_TAG
+
+
+def test_the_backend_compiles_inside_code_generation_only(monkeypatch):
+    """MendedInductor: the settings and mend are in force while a graph compiles; a call
+    that reuses the compiled code does not enter code_generation at all."""
+    entered: list[bool] = []
+    original = _inductor.code_generation
+
+    def counting():
+        entered.append(True)
+        return original()
+
+    monkeypatch.setattr(_inductor, "code_generation", counting)
+    x = torch.rand(8, 12, 6, dtype=torch.float64)
+    w = torch.rand(12, dtype=torch.float64)
+    torch._dynamo.reset()
+    fn = torch.compile(_slip_sum, backend=_inductor.MendedInductor(None, None, None))
+    torch.testing.assert_close(fn(x, w), _slip_sum(x, w))
+    assert len(entered) == 1
+    fn(x + 1.0, w)
+    assert len(entered) == 1
+    # options reach Inductor as torch.compile(options=...) would pass them
+    assert _inductor.MendedInductor(None, {"pattern_matcher": False}, None).config == {
+        "pattern_matcher": False
+    }

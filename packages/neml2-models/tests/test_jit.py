@@ -367,8 +367,10 @@ def _fake_inductor(monkeypatch, fail_with: str | None):
     seen: list[dict | None] = []
 
     def fake_compile(fn, **kw):
-        seen.append(kw.get("options"))
-        if fail_with is not None and not (kw.get("options") or {}):
+        # the Inductor backend carries its options (MendedInductor.config)
+        options = getattr(kw.get("backend"), "config", None) or kw.get("options")
+        seen.append(options)
+        if fail_with is not None and not (options or {}):
 
             def failing(*a, **k):
                 raise torch._dynamo.exc.BackendCompilerFailed(

@@ -410,12 +410,11 @@ def compile_model(
     literal = [
         n for n, t in state.items() if n not in promoted and t.dim() == 0 and t.is_floating_point()
     ]
-    inputs_p = promoted
-    graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, inputs_p, in_sub)}
+    graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, promoted, in_sub)}
     if options.write_into:
-        graphs["forward_into"] = ForwardIntoGraph(model, inputs_p, in_sub)
+        graphs["forward_into"] = ForwardIntoGraph(model, promoted, in_sub)
     if pairs:
-        graphs["jacobian"] = JacobianGraph(model, inputs_p, in_sub, pairs)
+        graphs["jacobian"] = JacobianGraph(model, promoted, in_sub, pairs)
 
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -494,7 +493,7 @@ def compile_model(
                 g.model = m
                 g.set_literals(st, literal)
             xs = example_inputs(m, example_batch, dtype, device, in_sub)
-            ps = [st[p].detach().clone() for p in inputs_p]
+            ps = [st[p].detach().clone() for p in promoted]
             for gname, graph in graphs.items():
                 extra = {
                     "graph": gname,
@@ -504,7 +503,7 @@ def compile_model(
                     "torch": torch.__version__,
                     "python": sys.version_info[:2],
                     "pairs": pairs,
-                    "promoted": inputs_p,
+                    "promoted": promoted,
                     # the example batch is the size hint Inductor plans loops with
                     # (e.g. whether a kernel gets an OpenMP parallel region)
                     "example_batch": example_batch,

@@ -31,6 +31,7 @@ grad mode, lazily on the first call.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import types
@@ -42,7 +43,7 @@ import torch
 
 from neml2.models import _traced
 from neml2.models._history import missing_inputs_message
-from neml2.models._inductor import code_generation
+from neml2.models._inductor import MendedInductor, code_generation
 from neml2.models._inputs import (
     as_tensor,
     check_names,
@@ -95,8 +96,8 @@ def compile(
 
     Raises:
         FatalError: If *model* is not a neml2 model or is already compiled, the backend
-            is unknown, or *sub_batch* names an unknown input or a count that is not an
-            int >= 0.
+            is unknown, both *mode* and *options* are given, or *sub_batch* names an
+            unknown input or a count that is not an int >= 0.
     """
     return CompiledModel(
         model,
@@ -204,7 +205,9 @@ class CompiledModel(torch.nn.Module):
         #: ``solve_status`` logs, turned on inside the graph: _traced.with_status)
         self._updates = implicit_updates(model)
         self._kw = {"backend": backend, "mode": mode, "options": options, "fullgraph": fullgraph}
-        self._compiled = {op: torch.compile(_fresh(fn), **self._kw) for op, fn in _GRAPHS.items()}
+        if mode is not None and options is not None:
+            raise FatalError("neml2.compile: give mode or options, not both (torch.compile's rule)")
+        self._compiled = {op: self._compile(op, options) for op in _GRAPHS}
         #: graphs recompiled without Inductor's pattern matcher (see _without_patterns)
         self.recompiled_without_patterns: list[str] = []
 
@@ -490,23 +493,34 @@ class CompiledModel(torch.nn.Module):
             RuntimeWarning,
             stacklevel=4,
         )
-        kw = {**self._kw, "options": {**opts, "pattern_matcher": False}}
-        self._compiled[op] = torch.compile(_fresh(_GRAPHS[op]), **kw)
+        self._compiled[op] = self._compile(op, {**opts, "pattern_matcher": False})
         self.recompiled_without_patterns.append(op)
         return True
 
+    def _compile(self, op: str, options: dict[str, Any] | None):
+        """``torch.compile`` of graph *op* with this model's backend, mode and *options*.
+        The Inductor backend is :class:`~neml2.models._inductor.MendedInductor`: code is
+        generated with neml2's Inductor settings and mend, and a call that reuses the
+        code pays nothing for them."""
+        kw = self._kw
+        if isinstance(kw["backend"], str) and kw["backend"] == "inductor":
+            backend = MendedInductor(kw["mode"], options, None)
+            return torch.compile(_fresh(_GRAPHS[op]), backend=backend, fullgraph=kw["fullgraph"])
+        return torch.compile(_fresh(_GRAPHS[op]), **{**kw, "options": options})
+
     def _run(self, op: str, call):
         """Call compiled graph *op*; turn compile failures into FatalError and a failed
-        in-graph solve into ConvergenceError. Code is generated (first call, recompile)
-        with neml2's Inductor settings and mend (:mod:`neml2.models._inductor`)."""
+        in-graph solve into ConvergenceError. A callable backend (which may call
+        Inductor) runs inside :func:`~neml2.models._inductor.code_generation`."""
+        ctx = contextlib.nullcontext if isinstance(self._kw["backend"], str) else code_generation
         try:
             try:
-                with code_generation():
+                with ctx():
                     res = call(self._compiled[op])
             except torch._dynamo.exc.TorchDynamoException as e:
                 if not self._without_patterns(op, e):
                     raise
-                with code_generation():
+                with ctx():
                     res = call(self._compiled[op])
         except (FatalError, ConvergenceError):
             raise
