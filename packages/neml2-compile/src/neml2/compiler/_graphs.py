@@ -65,7 +65,9 @@ class _Graph(torch.nn.Module):
         literal made in the outer graph reaches a ``while_loop`` body as one of its
         operands, never as a constant of the body (which Inductor fails to lower).
         """
-        self.literals = {n: (float(state[n]), state[n].dtype, state[n].device) for n in names}
+        self.literals = {
+            n: (float(state[n].detach()), state[n].dtype, state[n].device) for n in names
+        }
 
     def _split(self, args) -> tuple[tuple, tuple[int, ...], dict]:
         """``(inputs, sub-batch counts, params)`` from the graph's arguments."""
