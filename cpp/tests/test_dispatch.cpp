@@ -3,7 +3,8 @@
 // jacobian equal a single neml2::aoti::Model for batch sizes that do not divide
 // evenly (1, 7, 1001) and for multi-dimensional and broadcast batches; a failing
 // chunk raises its own exception type naming its range; parameters reach every
-// worker; schedulers cover the batch exactly; bad options are FatalErrors.
+// worker; schedulers cover the batch exactly; bad options are FatalErrors. Also
+// neml2::aoti::Model::points_per_call (one Model solving its batch in slices).
 #include "check.h"
 #include "neml2/aoti/dispatched_model.h"
 #include "neml2/aoti/errors.h"
@@ -308,6 +309,47 @@ test_failures(const std::string & art)
   CHECK_THROWS(FatalError, leaky.forward(ok), "scheduler 'leaky' covered 1000 of 1001 points");
 }
 
+/// Model::points_per_call: a graph that solves runs on slices of the batch, joined in
+/// batch order, equal to one call; the failed points of every slice are counted; a
+/// negative count is a FatalError.
+void
+test_points_per_call(const std::string & art)
+{
+  Model one(art);
+  CHECK(one.points_per_call() == DEFAULT_POINTS_PER_CALL);
+  one.set_points_per_call(0);
+  Model sliced(art);
+  sliced.set_points_per_call(100);
+  CHECK(sliced.points_per_call() == 100);
+  for (const int64_t n : {1, 100, 101, 1001})
+  {
+    const auto x = inputs({n}, {n}, 40 + static_cast<uint64_t>(n));
+    CHECK(same(sliced.forward(x), one.forward(x)));
+    const auto [out, J] = sliced.jacobian(x);
+    const auto [rout, rJ] = one.jacobian(x);
+    CHECK(same(out, rout));
+    CHECK(J.size() == rJ.size());
+    for (const auto & [o, row] : rJ)
+      CHECK(J.count(o) && same(J.at(o), row));
+  }
+  // a batch of (3, 5) points flattened, in slices of 4: the outputs keep its shape
+  sliced.set_points_per_call(4);
+  const auto xb = inputs({3, 5}, {3, 5}, 44);
+  CHECK(same(sliced.forward(xb), one.forward(xb)));
+  CHECK(sliced.forward(xb).at("g").sizes() == c10::IntArrayRef({3, 5, 3}));
+  sliced.set_points_per_call(100);
+  auto x = inputs({1001}, {1001}, 45);
+  x.at("x")[5] = -1.0; // the artifact reports x < 0 as a failed solve: two slices fail
+  x.at("x")[950] = -1.0;
+  CHECK_THROWS(ConvergenceError,
+               sliced.forward(x),
+               "did not converge at 2 of 1001 points (solved 100 points per call, "
+               "points_per_call; ");
+  CHECK_THROWS(ConvergenceError, one.forward(x), "did not converge at 2 of 1001 points (the ");
+  CHECK_THROWS(FatalError, sliced.set_points_per_call(-1), "points_per_call must be 0");
+  CHECK(sliced.points_per_call() == 100);
+}
+
 void
 test_errors(const std::string & art)
 {
@@ -397,6 +439,7 @@ main(int argc, char ** argv)
   test_identical(art);
   test_parameters(art);
   test_failures(art);
+  test_points_per_call(art);
   test_errors(art);
   test_threads(art);
   test_signature(art);

@@ -170,6 +170,8 @@ struct Model::Impl
   std::map<std::string, Shape> param_shapes;
   std::map<std::string, std::string> graphs; // graph -> .pt2 path
   std::map<std::string, bool> status;        // graph -> returns the Newton status last
+  /// points per call of a graph that solves (0: the whole batch at once)
+  int64_t points_per_call = DEFAULT_POINTS_PER_CALL;
   std::map<std::string, std::unique_ptr<torch::inductor::AOTIModelPackageLoader>> loaders;
   c10::Device device = c10::Device("cpu");
   c10::ScalarType dtype = at::kDouble;
@@ -295,36 +297,124 @@ struct Model::Impl
                        shape_str(trail).substr(1));
   }
 
-  /// Run `graph` on the flattened inputs, the parameters, then `trailing` (the output
-  /// tensors of forward_into).
+  /// The trailing rank (sub-batch + base) of every tensor `graph` returns (its solve
+  /// status aside): a tensor of one more dimension holds one entry per point, one of
+  /// this rank is the same at every point.
+  std::vector<std::size_t> result_ranks(const std::string & graph) const
+  {
+    std::vector<std::size_t> r;
+    for (const auto & o : outputs)
+      r.push_back(out_trail.at(o).size());
+    if (graph == "jacobian")
+      for (const auto & [o, i] : pairs)
+        r.push_back(out_trail.at(o).size() + in_trail.at(i).size());
+    return r;
+  }
+
+  /// Run `graph` on the flattened inputs (each (n, ...)), the parameters, then
+  /// `trailing` (the output tensors of forward_into, each (n, ...)). A graph that solves
+  /// (returns a Newton status) runs on at most `points_per_call` points at a time (0:
+  /// all at once): the slices of the inputs, and of `trailing`, which each call stores
+  /// into; the results are joined in batch order.
   std::vector<at::Tensor> run(const std::string & graph,
                               std::vector<at::Tensor> flat,
                               const std::vector<at::Tensor> & trailing = {})
   {
+    const int64_t n = flat.empty() ? 1 : flat.front().size(0);
+    const auto st = status.find(graph);
+    const bool solves = st != status.end() && st->second;
+    const int64_t k = solves && !flat.empty() ? points_per_call : 0;
+    int64_t failed = 0;
+    if (k <= 0 || n <= k)
+    {
+      auto out = call(graph, std::move(flat), trailing, solves, failed);
+      if (failed > 0)
+        throw not_converged(failed, n, 0);
+      return out;
+    }
+    std::vector<std::vector<at::Tensor>> parts;
+    for (int64_t a = 0; a < n; a += k)
+    {
+      const int64_t len = std::min(k, n - a);
+      std::vector<at::Tensor> in, dest;
+      for (const auto & x : flat)
+        in.push_back(x.narrow(0, a, len));
+      for (const auto & x : trailing)
+        dest.push_back(x.narrow(0, a, len));
+      auto out = call(graph, std::move(in), dest, solves, failed);
+      if (!dest.empty())
+      {
+        if (out.size() != dest.size())
+          throw FatalError(dir + ": the " + graph + " graph returned " +
+                           std::to_string(out.size()) + " tensors, the metadata describes " +
+                           std::to_string(dest.size()));
+        // an output Inductor did not store in place is copied into its slice
+        for (std::size_t i = 0; i < dest.size(); ++i)
+          if (!out[i].is_same(dest[i]) && out[i].data_ptr() != dest[i].data_ptr())
+            dest[i].copy_(out[i]);
+        continue;
+      }
+      parts.push_back(std::move(out));
+    }
+    if (failed > 0)
+      throw not_converged(failed, n, k);
+    if (!trailing.empty())
+      return trailing;
+    const auto ranks = result_ranks(graph);
+    std::vector<at::Tensor> res;
+    for (std::size_t i = 0; i < parts.front().size(); ++i)
+    {
+      const auto & first = parts.front()[i];
+      if (i < ranks.size() && first.dim() == static_cast<int64_t>(ranks[i]))
+      {
+        res.push_back(first); // the same at every point
+        continue;
+      }
+      std::vector<at::Tensor> pieces;
+      for (const auto & p : parts)
+        pieces.push_back(p.at(i));
+      res.push_back(at::cat(pieces, 0));
+    }
+    return res;
+  }
+
+  /// One call of `graph` on `flat` (each (n, ...)), the parameters and `trailing`;
+  /// adds the points whose solve failed to `failed` when the graph `solves`.
+  std::vector<at::Tensor> call(const std::string & graph,
+                               std::vector<at::Tensor> flat,
+                               const std::vector<at::Tensor> & trailing,
+                               bool solves,
+                               int64_t & failed)
+  {
+    const int64_t n = flat.empty() ? 1 : flat.front().size(0);
     for (const auto & p : graph_params)
       flat.push_back((params.count(p) ? params.at(p) : hidden.at(p)).contiguous());
     flat.insert(flat.end(), trailing.begin(), trailing.end());
-    const int64_t n = flat.empty() ? 1 : flat.front().size(0);
     auto & l = loader(graph);
     std::vector<at::Tensor> out;
     {
       const SerialRegion serial(n == 1 && device.is_cpu());
       out = l.run(flat);
     }
-    const auto st = status.find(graph);
-    if (st != status.end() && st->second)
+    if (solves)
     {
       if (out.empty())
         throw FatalError(dir + ": the " + graph + " graph returned no solve status");
-      const auto failed = out.back().item<int64_t>();
+      failed += out.back().item<int64_t>();
       out.pop_back();
-      if (failed > 0)
-        throw ConvergenceError(dir + ": the implicit solve did not converge at " +
-                               std::to_string(failed) + " of " + std::to_string(n) +
-                               " points (the solver settings are compiled in; see 'solvers' "
-                               "in metadata.json)");
     }
     return out;
+  }
+
+  /// The error of a solve that failed at `failed` of `n` points, `k` points per call (0:
+  /// one call).
+  ConvergenceError not_converged(int64_t failed, int64_t n, int64_t k) const
+  {
+    return ConvergenceError(
+        dir + ": the implicit solve did not converge at " + std::to_string(failed) + " of " +
+        std::to_string(n) + " points (" +
+        (k > 0 ? "solved " + std::to_string(k) + " points per call, points_per_call; " : "") +
+        "the solver settings are compiled in; see 'solvers' in metadata.json)");
   }
 
   static at::Tensor unflatten(const at::Tensor & y, const Shape & batch, const Shape & base)
@@ -466,6 +556,8 @@ Model::Impl::load(const std::string & path,
     if (index >= 0 && !m.device.is_cpu())
       m.device = c10::Device(m.device.type(), index);
     m.dtype = parse_dtype(dt, what);
+    // a GPU wants the whole batch at once; slices pay off where caches are small
+    m.points_per_call = m.device.is_cpu() ? DEFAULT_POINTS_PER_CALL : 0;
     for (const auto & [g, rel] : chosen->at("graphs", what).as_object(what + " graphs"))
     {
       const auto file = (fs::path(m.dir) / rel.as_string(what + " graph")).string();
@@ -598,6 +690,21 @@ Model::forward_into(const TensorMap & inputs, const TensorMap & outputs)
   for (std::size_t k = 0; k < dest.size(); ++k)
     if (!out[k].is_same(dest[k]) && out[k].data_ptr() != dest[k].data_ptr())
       dest[k].copy_(out[k]);
+}
+
+int64_t
+Model::points_per_call() const
+{
+  return _impl->points_per_call;
+}
+
+void
+Model::set_points_per_call(int64_t points)
+{
+  if (points < 0)
+    throw FatalError("points_per_call must be 0 (the whole batch in one call) or positive, not " +
+                     std::to_string(points));
+  _impl->points_per_call = points;
 }
 
 bool

@@ -153,3 +153,45 @@ def test_bad_options(wobble):
         d.forward({**x, "strian": x["strain"]})
     with pytest.raises(FatalError, match="dtype float32"):
         d.forward({k: v.float() for k, v in x.items()})
+
+
+def _assert_equal(a: dict, b: dict) -> None:
+    """As :func:`_assert_identical`, to 1e-14 relative (a slice may take a vectorized
+    kernel's scalar tail where the whole batch took its vector body)."""
+    assert set(a) == set(b)
+    for k in b:
+        if isinstance(b[k], dict):
+            _assert_equal(a[k], b[k])
+        else:
+            torch.testing.assert_close(a[k], b[k], rtol=1e-14, atol=1e-14, msg=k)
+
+
+@pytest.mark.parametrize("batch", [(1,), (100,), (1001,), (3, 5)])
+def test_points_per_call(wobble, batch):
+    """One Model solving its batch in slices (a graph that returns a solve status, as the
+    wobble graphs do) gives one call's results, in the batch's shape."""
+    one, sliced = Model(wobble), Model(wobble)
+    one.points_per_call = 0
+    sliced.points_per_call = 4 if len(batch) > 1 else 100
+    x = _inputs(*batch, seed=40 + sum(batch))
+    out = sliced.forward(x)
+    assert out["g"].shape == (*batch, 3)
+    _assert_equal(out, one.forward(x))
+    out, J = sliced.jacobian(x)
+    rout, rJ = one.jacobian(x)
+    _assert_equal(out, rout)
+    _assert_equal(dict(J), dict(rJ))
+
+
+def test_points_per_call_counts_every_slice(wobble):
+    m = Model(wobble)
+    assert m.points_per_call > 0  # the default slices large batches
+    m.points_per_call = 100
+    x = _inputs(1001, seed=45)
+    x["x"][5] = -1.0  # the artifact reports x < 0 as a failed solve: two slices fail
+    x["x"][950] = -1.0
+    with pytest.raises(ConvergenceError, match=r"at 2 of 1001 points \(solved 100 points per call"):
+        m.forward(x)
+    with pytest.raises(FatalError, match="points_per_call must be 0"):
+        m.points_per_call = -1
+    assert m.points_per_call == 100

@@ -36,6 +36,9 @@ namespace neml2::aoti
 /// The metadata schema this runtime reads (schema.h, generated from the runtime's
 /// artifact_schema.json, the one declaration of the artifact contract).
 constexpr int64_t SCHEMA_VERSION = schema::VERSION;
+/// The default of Model::points_per_call on a CPU target (a GPU target's is 0: the whole
+/// batch in one call).
+constexpr int64_t DEFAULT_POINTS_PER_CALL = 8192;
 
 class Model : public Surface<Model>
 {
@@ -66,6 +69,15 @@ public:
   void forward_into(const TensorMap & inputs, const TensorMap & outputs);
   /// Whether the artifact has the forward_into graph (neml2-compile --write-into).
   bool writes_into() const;
+  /// How many points one call of a graph that solves (an implicit model's Newton loop)
+  /// takes: a larger batch is solved in slices of this many points, one after the other,
+  /// each slice's loop stopping when its own points have converged, its working set
+  /// cache-sized; the results are joined in batch order. 0: the whole batch in one call.
+  /// Graphs without a solve always take the whole batch. Default DEFAULT_POINTS_PER_CALL
+  /// on a CPU target, 0 on a GPU.
+  int64_t points_per_call() const;
+  /// Set points_per_call(); FatalError for a negative count.
+  void set_points_per_call(int64_t points);
 
 private:
   friend class Surface<Model>;

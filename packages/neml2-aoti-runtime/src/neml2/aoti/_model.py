@@ -387,6 +387,27 @@ class Model:
         """Whether the artifact has the ``forward_into`` graph (``--write-into``)."""
         return self._cpp.writes_into
 
+    @property
+    def points_per_call(self) -> int:
+        """How many points one call of a graph that solves (an implicit model's Newton
+        loop) takes; 0: the whole batch at once.
+
+        A larger batch is solved in slices of this many points, one after the other,
+        and the results are joined in batch order: each slice's loop stops as soon as
+        its own points have converged, and its working set stays cache-sized. Graphs
+        without a solve always take the whole batch. The default is
+        ``DEFAULT_POINTS_PER_CALL`` of ``neml2/aoti/model.h`` (8192) on a CPU target, 0 on
+        a GPU.
+
+        Raises:
+            FatalError: (setting) a negative count.
+        """
+        return self._cpp.points_per_call
+
+    @points_per_call.setter
+    def points_per_call(self, points: int) -> None:
+        self._cpp.points_per_call = int(points)
+
     def jacobian(
         self, inputs: Mapping[str, Any]
     ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
