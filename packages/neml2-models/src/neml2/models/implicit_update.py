@@ -24,10 +24,13 @@ from neml2.tensors import ConvergenceError, FatalError, TensorWrapper, attach, s
 
 _SEED = SEED
 #: ``max_points_per_solve = 0``: an eager solve takes as many points as keep its Jacobian
-#: ``(n, n_u, n_u)`` under this many bytes, and a larger batch is solved in chunks. The
-#: tangents that build the Jacobian take several times more (Taylor, 5 grains,
-#: n_u = 62: over 24 GB at 1e5 points in one solve, killed; 17 thousand points per chunk)
-JACOBIAN_BUDGET = 512 * 2**20
+#: ``(n, n_u, n_u)`` under this many bytes (about the last-level cache of a CPU), and a
+#: larger batch is solved in chunks. The tangents that build the Jacobian take several
+#: times more (Taylor, 5 grains, n_u = 62: over 24 GB at 1e5 points in one solve, killed).
+#: 1e5 points, first load step, one solve vs chunks under 24 MiB: Chaboche 2 (n_u = 19,
+#: 8.7 thousand points a chunk) 3.5e3 -> 4.8e3 points/s, Perzyna (n_u = 7) 3.5e4 -> 3.9e4;
+#: with 512 MiB, the budget before, neither was split
+JACOBIAN_BUDGET = 24 * 2**20
 #: batches up to this size are never split
 _MIN_CHUNK = 4096
 
@@ -234,7 +237,7 @@ class ImplicitUpdate(Model):
             0,
             doc="eager evaluation: solve at most this many material points at once (a larger "
             "batch is solved in chunks, each to the solver's tolerances); 0: as many as keep "
-            "one Jacobian under 512 MiB",
+            "one Jacobian under 24 MiB",
         ),
     )
 
