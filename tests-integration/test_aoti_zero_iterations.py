@@ -109,8 +109,8 @@ def test_write_into_an_implicit_model(radret):
 def test_points_per_call_slices_an_implicit_solve(radret):
     """A batch larger than ``points_per_call`` is solved in slices, through ``forward``
     and ``forward_into``: one call's results, in the batch's order. Each slice's Newton
-    loop stops when its own points have converged, so a point may stop one step earlier
-    than in the whole batch: the results agree to the solver's tolerance, not bitwise."""
+    loop stops when its own points have converged, so a point may take fewer steps than
+    in the whole batch: the results agree to the solver's tolerance, not bitwise."""
     x = _step(7)
     default = radret.points_per_call
     radret.points_per_call = 0
