@@ -74,11 +74,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 _ROUTE_CELL = re.compile(r"::test_route_matches_py_eager\[[a-z]+-[a-z]+-(?P<model>[^\]-]+)-\w+\]$")
 
 
+#: a conformance case: ...conformance/test_conformance.py::test_case[<case>]
+_CONFORMANCE_CASE = re.compile(r"conformance/test_conformance\.py::test_case\[")
+
+
 def route_matrix_scope(nodeid: str) -> str | None:
     """The work unit of a route-matrix cell: its model (one compile per model and worker);
-    None for any other test."""
+    of a conformance case: the case (the cases share nothing, and a few crystal cases
+    take minutes: one worker holding them all ran alone at the end); None for any other
+    test."""
     m = _ROUTE_CELL.search(nodeid)
-    return f"route matrix: {m['model']}" if m else None
+    if m:
+        return f"route matrix: {m['model']}"
+    return nodeid if _CONFORMANCE_CASE.search(nodeid) else None
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -16,13 +16,23 @@ def _folder(case: str) -> str:
     return "/".join(case.split("/")[:2])
 
 
+#: case -> whether it passed, from the reports (in pytest-xdist's controlling process
+#: too: test_case records it as a user property, which travels with the report)
+RESULTS: dict[str, bool] = {}
+
+
+def pytest_runtest_logreport(report) -> None:
+    for name, value in report.user_properties:
+        if name == "conformance_case":
+            case, passed = value
+            RESULTS[case] = passed
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    module = sys.modules.get("test_conformance")
-    results = getattr(module, "RESULTS", None)
-    if not results:
+    if not RESULTS:
         return
     passed, total = Counter(), Counter()
-    for case, ok in results.items():
+    for case, ok in RESULTS.items():
         total[_folder(case)] += 1
         passed[_folder(case)] += ok
     tr = terminalreporter

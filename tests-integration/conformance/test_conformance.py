@@ -18,7 +18,6 @@ from _cases import FOLDER, LEDGER, case_files, case_id, read_ledger, run_case
 
 FILES = case_files()
 LEDGER_ENTRIES = read_ledger()
-RESULTS: dict[str, bool] = {}
 
 
 def test_folder_is_there():
@@ -36,10 +35,10 @@ def test_ledger_names_existing_cases():
 
 
 @pytest.mark.parametrize("path", FILES, ids=[case_id(p) for p in FILES])
-def test_case(path):
+def test_case(record_property, path):
     key = case_id(path)
     outcome = run_case(path)
-    RESULTS[key] = outcome.passed
+    record_property("conformance_case", [key, outcome.passed])  # conftest.py's summary
     listed = LEDGER_ENTRIES.get(key)
     if listed is None:
         assert outcome.passed, (

@@ -9,6 +9,10 @@ compiled before it fails here. The pyrolysis model adds a parameter promoted to 
 input inside the Newton body (its compiled form once failed on every route: the value
 was written onto the model inside the traced loop). Runs in the default
 ``integration`` session.
+
+Each test is the route matrix's py-jit cell of its model and operation (the same check,
+recorded in the same table): when both are collected, the matrix's own py-jit cell of a
+model named here is deselected (conftest.py), so no model is compiled twice for py-jit.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ import test_routes
 SEQUENCE = ("elasticity", "j2_isoharden", "chaboche", "pyrolysis", "crystal_per_slip")
 
 
+#: the route these tests check (a parameter, so the table records them as its cells)
+ROUTE = "py-jit"
+
+
 @pytest.mark.parametrize(
-    ("model", "op"),
-    [(m, op) for m in SEQUENCE for op in test_routes.OPS],
+    ("route", "model", "op"),
+    [(ROUTE, m, op) for m in SEQUENCE for op in test_routes.OPS],
     ids=[f"{m}-{op}" for m in SEQUENCE for op in test_routes.OPS],
 )
-def test_py_jit_in_sequence(route_models, reference, model, op):
-    cell = None  # not a cell of the route matrix's table
-    test_routes.test_route_matches_py_eager(route_models, reference, cell, "py-jit", model, op)
+def test_py_jit_in_sequence(route_models, reference, route_cell, route, model, op):
+    test_routes.test_route_matches_py_eager(route_models, reference, route_cell, route, model, op)
