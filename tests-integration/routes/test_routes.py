@@ -11,7 +11,8 @@ w.r.t. a sub-batched input is the full coupling ``(*B, *out_sub, *out_base, *in_
 ``in_sub`` before comparing (py-eager's block is that row sum).
 
 Select routes with ``NEML2_ROUTES=cpp-eager,py-jit`` (``nox -s "routes(cpp-eager)"``) and
-models with ``NEML2_ROUTE_MODELS=elasticity,taylor`` (default: every zoo model). The
+models with ``NEML2_ROUTE_MODELS=elasticity,taylor`` (default: every zoo model); leave
+out single cells with ``NEML2_ROUTE_EXCLUDE=py-jit:taylor``. The
 largest difference each cell saw, relative to its scale, goes into the table the session
 prints at its end (conftest.py).
 """
@@ -54,10 +55,31 @@ def _selected_models() -> tuple[str, ...]:
     return chosen
 
 
+def _excluded() -> set[tuple[str, str]]:
+    """``NEML2_ROUTE_EXCLUDE=py-jit:taylor,...``: (route, model) pairs left out of the
+    matrix, not collected (the default ``integration`` session leaves out compiles of
+    many minutes that ``nox -s routes`` runs)."""
+    out = set()
+    for item in os.environ.get("NEML2_ROUTE_EXCLUDE", "").split(","):
+        if not item.strip():
+            continue
+        route, sep, model = (p.strip() for p in item.partition(":"))
+        if not sep or route not in ROUTES or model not in CASES:
+            raise pytest.UsageError(
+                f"NEML2_ROUTE_EXCLUDE: {item.strip()!r} is not ROUTE:MODEL "
+                f"(routes: {ROUTES}; models: {tuple(CASES)})"
+            )
+        out.add((route, model))
+    return out
+
+
 def _params():
     out = []
+    excluded = _excluded()
     for route in _selected_routes():
         for model in _selected_models():
+            if (route, model) in excluded:
+                continue
             for op in OPS:
                 reason = gap(route, model, op)
                 marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
