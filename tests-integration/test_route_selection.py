@@ -1,0 +1,70 @@
+"""Which cells of the route matrix a run collects, and how pytest-xdist splits the work.
+
+The default ``integration`` session leaves py-jit of Taylor out (``NEML2_ROUTE_EXCLUDE``)
+and lets ``routes/test_jit_one_process.py`` be the py-jit cells of its models (the
+matrix's copies are deselected): a mistake in either would drop cells silently, so the
+collected node ids are checked here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROUTES = HERE / "routes"
+
+
+def _collect(**env_vars: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEML2_ROUTE")}
+    env.update(env_vars)
+    args = ["-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider", str(ROUTES)]
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=HERE,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_excluded_cells_and_cells_checked_by_the_sequence_test_are_not_collected():
+    out = _collect(NEML2_ROUTE_MODELS="elasticity,taylor", NEML2_ROUTE_EXCLUDE="py-jit:taylor")
+    assert out.returncode == 0, out.stdout + out.stderr
+    ids = {line.split("::", 1)[1] for line in out.stdout.splitlines() if "::" in line}
+    matrix = {i for i in ids if i.startswith("test_route_matches_py_eager[")}
+    # excluded: not collected at all; every other route of Taylor stays
+    assert not any("[py-jit-taylor-" in i for i in matrix)
+    for route in ("py-eager", "py-aoti", "cpp-aoti", "cpp-dispatch", "cpp-eager"):
+        assert f"test_route_matches_py_eager[{route}-taylor-jacobian]" in matrix
+    # elasticity's py-jit cells are the sequence test's; the matrix's copies are deselected
+    assert not any("[py-jit-elasticity-" in i for i in matrix)
+    for op in ("forward", "jvp", "jacobian"):
+        assert f"test_py_jit_in_sequence[elasticity-{op}]" in ids
+        assert f"test_route_matches_py_eager[py-aoti-elasticity-{op}]" in matrix
+    assert "3 deselected" in out.stdout, out.stdout[-2000:]
+
+
+def test_a_bad_exclusion_is_a_usage_error_that_names_the_variable():
+    out = _collect(NEML2_ROUTE_EXCLUDE="py-jit:no_such_model")
+    assert out.returncode != 0
+    assert "NEML2_ROUTE_EXCLUDE: 'py-jit:no_such_model' is not ROUTE:MODEL" in (
+        out.stdout + out.stderr
+    )
+
+
+def test_conformance_cases_and_matrix_models_are_work_units_of_their_own():
+    spec = importlib.util.spec_from_file_location("_integration_conftest", HERE / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    case = "tests-integration/conformance/test_conformance.py::test_case[models/a/model.i]"
+    assert conftest.route_matrix_scope(case) == case
+    cell = (
+        "tests-integration/routes/test_routes.py::test_route_matches_py_eager[py-aoti-taylor-jvp]"
+    )
+    assert conftest.route_matrix_scope(cell) == "route matrix: taylor"
+    other = "tests-integration/conformance/test_conformance.py::test_folder_is_there"
+    assert conftest.route_matrix_scope(other) is None
