@@ -101,16 +101,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     same way: test_jit_one_process.py's tests are the py-jit cells of their models."""
 
     def cell(item, name: str):
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        if getattr(item, "originalname", None) != name:
-            return None
-        return params.get("route"), params.get("model"), params.get("op")
+        return _cell_key(item) if getattr(item, "originalname", None) == name else None
 
     elsewhere = {cell(i, "test_py_jit_in_sequence") for i in items} - {None}
     twice = [i for i in items if cell(i, "test_route_matches_py_eager") in elsewhere]
     if twice:
         config.hook.pytest_deselected(items=twice)
-        items[:] = [i for i in items if i not in twice]
+        gone = set(map(id, twice))
+        items[:] = [i for i in items if id(i) not in gone]
 
 
 # ---------------------------------------------------------------------- the table
