@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 
 import pytest
 
@@ -108,14 +109,42 @@ def pytest_xdist_make_scheduler(config, log):
 ROUTE_TABLE: dict[tuple[str, str, str], tuple[str, float | None, int]] = {}
 
 
+#: conformance case -> whether it passed (conformance/test_conformance.py records it)
+CONFORMANCE: dict[str, bool] = {}
+
+
 def pytest_runtest_logreport(report) -> None:
     for name, value in report.user_properties:
         if name == "route_cell":
             route, model, op, outcome, worst, order = value
             ROUTE_TABLE[(route, model, op)] = (outcome, worst, order)
+        elif name == "conformance_case":
+            case, passed = value
+            CONFORMANCE[case] = passed
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
+    _conformance_summary(terminalreporter)
+    _route_table(terminalreporter)
+
+
+def _conformance_summary(tr) -> None:
+    """The conformance cases passing on py-eager, per folder (two levels name a physics
+    domain: ``models/common/x.i`` counts under ``models/common``)."""
+    if not CONFORMANCE:
+        return
+    passed, total = Counter(), Counter()
+    for case, ok in CONFORMANCE.items():
+        folder = "/".join(case.split("/")[:2])
+        total[folder] += 1
+        passed[folder] += ok
+    tr.section("conformance: cases passing on py-eager")
+    for folder in sorted(total):
+        tr.write_line(f"{folder:40s} {passed[folder]:4d} / {total[folder]:4d}")
+    tr.write_line(f"{'all':40s} {sum(passed.values()):4d} / {sum(total.values()):4d}")
+
+
+def _route_table(terminalreporter) -> None:
     """The route matrix as a table in the log: route x model, per operation the outcome
     and the largest difference from py-eager relative to each tensor's scale."""
     if not ROUTE_TABLE:

@@ -8,7 +8,7 @@ Each ``.i`` file is one case. The rules:
 * a ledger entry must name an existing file;
 * the folder must be there (a missing prerequisite is a failure, not a skip).
 
-The session summary prints the pass count per folder (see conftest.py).
+The session summary prints the pass count per folder (see ../conftest.py).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_ledger_names_existing_cases():
 def test_case(record_property, path):
     key = case_id(path)
     outcome = run_case(path)
-    record_property("conformance_case", [key, outcome.passed])  # conftest.py's summary
+    record_property("conformance_case", [key, outcome.passed])  # ../conftest.py's summary
     listed = LEDGER_ENTRIES.get(key)
     if listed is None:
         assert outcome.passed, (
