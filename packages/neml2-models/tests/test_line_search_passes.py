@@ -74,9 +74,14 @@ def _reference(u0: list[float], opts: dict) -> dict:
     def converged(i):
         return abs(r[i]) < atol or abs(r[i]) < rtol * nr0[i]
 
-    searches, alphas = [], []
-    while len(searches) < max_its and not all(converged(i) for i in range(len(u))):
-        du = [-ri * (1.0 + ui * ui) for ui, ri in zip(u, r, strict=True)]
+    # a point that converges while others have not takes that step too, then holds
+    searches, alphas, done = [], [], [False] * len(u)
+    while len(searches) < max_its and not all(converged(i) or done[i] for i in range(len(u))):
+        du = [
+            0.0 if done[i] else -ri * (1.0 + ui * ui)
+            for i, (ui, ri) in enumerate(zip(u, r, strict=True))
+        ]
+        done = [done[i] or converged(i) for i in range(len(u))]
         alpha = [1.0] * len(u)
         points, steps = [], []
         for t in range(max_trials):

@@ -115,7 +115,8 @@ def test_newton_evaluates_the_residual_once_in_the_graph():
     assert _count(ep, torch.ops.aten.atan.default) == 1
     for x in (u0, u0[1:2]):
         want = m(x)
-        assert int(want[1]) > 0 and want[0].abs().max() < 1e-10
+        # converged: |atan(u)| below abs_tol or below rel_tol times the first norm
+        assert int(want[1]) > 0 and want[0].abs().max() < 1e-8
         for got, w in zip(ep.module()(x), want, strict=True):
             torch.testing.assert_close(got, w, rtol=0, atol=0)
 

@@ -11,6 +11,7 @@ calibration) one Newton step ``u* - (∂r/∂u)⁻¹ r(u*)`` recorded on the tap
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import torch
 
@@ -56,6 +57,32 @@ def _flat_batch(x: TensorWrapper, batch: tuple[int, ...]) -> TensorWrapper:
     for b in batch:
         n *= b
     return type(x)(x.data.expand(*batch, *tail).reshape(n, *tail), x.sub_batch_ndim)
+
+
+def _point_major(x: TensorWrapper, batch: tuple[int, ...], n: int) -> tuple[TensorWrapper, bool]:
+    """*x* with its dynamic axes as one axis of points, and whether it holds one entry
+    per point: a value that is the same at every point (every dynamic size 1) keeps one
+    axis of size 1 (none where it has none); any other is broadcast to *batch* and
+    flattened to *n* points."""
+    if all(d == 1 for d in x.dynamic_shape):
+        if x.dynamic_ndim <= 1:
+            return x, False
+        return type(x)(x.data.reshape(1, *x.data.shape[x.dynamic_ndim :]), x.sub_batch_ndim), False
+    return _flat_batch(x, batch), True
+
+
+def _parameters_per_point(model: torch.nn.Module) -> bool:
+    """Whether a parameter of *model* (or of a model inside it) holds values per batch
+    point (a dynamic batch axis longer than 1): then the points of a solve cannot be
+    dropped one by one (the parameter's axis would no longer match theirs)."""
+    for m in model.modules():
+        for name, (typ, sub) in getattr(m, "_param_meta", {}).items():
+            raw = getattr(m, name, None)  # none where the parameter is an input
+            if isinstance(raw, torch.Tensor):
+                dynamic = raw.shape[: raw.dim() - sub - len(typ.BASE_SHAPE)]
+                if any(d > 1 for d in dynamic):
+                    return True
+    return False
 
 
 def _first_point(x: TensorWrapper) -> TensorWrapper:
@@ -423,15 +450,32 @@ class ImplicitUpdate(Model):
         if self._schur is not None:
             g0 = self.system.unknown_groups[self._schur.opts["unknown_primary_group"]]
             self._schur.split(sum(s.size for s in ulay.slots if s.name in g0))
-        fn, residual, datas = self._residual_fn(given, ulay, rlay, batch)
         u0 = ulay.flatten(shaped, batch)
+        per_point = None
+        if not _tracing() and batch and not _parameters_per_point(self.system.model):
+            # eagerly, one axis of points: the solver can then drop the points that have
+            # settled (Newton._solve_active)
+            n = u0[..., 0].numel()
+            flat = {g: _point_major(x, batch, n) for g, x in given.items()}
+            given = {g: x for g, (x, _) in flat.items()}
+            per_point = tuple(p for _, p in flat.values())
+            u0 = u0.reshape(n, u0.shape[-1])
+        fn, residual, datas = self._residual_fn(given, ulay, rlay, batch)
         # no grad-mode switch where grad is off already: torch.export (2.13) loses the
         # inner loop of the line search when a set_grad_enabled node surrounds nested
         # while_loops ("'<lambda>' object has no attribute 'while_loop_cond_graph_0'")
         with torch.no_grad() if torch.is_grad_enabled() else contextlib.nullcontext():
             args = [d.detach() for d in datas]
             jac_fn = self._jacobian_fn(fn, given, ulay, rlay, u0.detach(), args)
-            res = self.solver.solve(jac_fn, u0.detach(), *args, residual=residual)
+            extra = {} if per_point is None else {"per_point": per_point}
+            res = self.solver.solve(jac_fn, u0.detach(), *args, residual=residual, **extra)
+        if per_point is not None:  # the per-point status on the batch's own axes
+            res = dataclasses.replace(
+                res,
+                converged=res.converged.reshape(batch),
+                residual_norm=res.residual_norm.reshape(batch),
+                initial_norm=res.initial_norm.reshape(batch),
+            )
         status = self.solve_status
         if status.log is not None:
             status.log.append((res.converged, res.residual_norm, res.iterations))
@@ -445,7 +489,7 @@ class ImplicitUpdate(Model):
             # one recorded Newton step: its gradient is the implicit-function derivative
             r, J = fn(u, *datas)
             u = u - self.solver.linear.solve(J.detach(), r)
-        return ulay.unflatten(u), ulay, rlay, batch
+        return ulay.unflatten(u.reshape(*batch, u.shape[-1])), ulay, rlay, batch
 
     # ------------------------------------------------------------------ chunks
     def _chunk_size(self, values: dict[str, TensorWrapper], n: int) -> int | None:
