@@ -316,3 +316,29 @@ def test_a_predictor_may_have_outputs_besides_the_unknowns(tmp_path):
 def test_a_predictor_must_predict_an_unknown(tmp_path):
     with pytest.raises(FatalError, match="include none of the unknowns"):
         load_model(_write(tmp_path, IMPLICIT.replace("SEED", "y")), "model")
+
+
+def test_later_sweeps_start_from_the_previous_driving_force(tmp_path):
+    """The bracket is searched in the first sweep only: after it, each coordinate costs
+    its ``polish`` rate-law evaluations (Newton from its driving force of the sweep
+    before), and the result still solves the condensed system."""
+    m = load_input(_write(tmp_path, MANY)).model("model")
+    from neml2.tensors import Scalar
+
+    gen = torch.Generator().manual_seed(5)
+    nb, k = 3, 4
+    B = torch.randn(nb, k, k, generator=gen, dtype=F64)
+    A = B @ B.transpose(-1, -2) * 0.05 + 0.01 * torch.eye(k, dtype=F64)
+    b = torch.randn(nb, k, generator=gen, dtype=F64) * 20.0
+    strength = torch.full((nb, k), 10.0, dtype=F64)
+    calls = []
+    hook = m.rate_law.register_forward_hook(lambda mod, args, out: calls.append(1))
+    try:
+        g = m(Scalar(A, 2), Scalar(b, 1), Scalar(strength, 1))
+    finally:
+        hook.remove()
+    sweeps, polish, rounds = m.opts["sweeps"], m.opts["polish"], 2  # 16 halvings: 2 grids
+    assert len(calls) == k * (rounds + polish) + (sweeps - 1) * k * polish
+    w = b - (A @ g.data.unsqueeze(-1)).squeeze(-1)
+    law = 0.1 * (w / 10.0).abs() ** 4 * (w / 10.0)
+    torch.testing.assert_close(g.data, law, rtol=1e-6, atol=1e-9)

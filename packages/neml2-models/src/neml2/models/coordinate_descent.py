@@ -122,11 +122,12 @@ class CoordinateDescentPredictor(Model):
     Scalars for one coordinate (viscoplasticity). Starting from ``γ̇ = 0``, each of
     ``sweeps`` sweeps solves, component by component,
     ``w + A_ii φ⁻¹(w) = c_i = b_i - Σ_{j≠i} A_ij γ̇_j`` for the driving force ``w``,
-    whose root lies in ``[0, c_i]`` (``A_ii ≥ 0``): the bracket is narrowed by
-    ``bisections`` halvings (evaluated as a grid of up to 257 points per round, the
-    same bracket as halving one at a time for a monotone law), then ``polish`` Newton
-    steps with the rate law's own tangent; ``γ̇_i = φ⁻¹(w)``. Output ``rate``: laid
-    out like ``b``.
+    whose root lies in ``[0, c_i]`` (``A_ii ≥ 0``). In the first sweep the bracket is
+    narrowed by ``bisections`` halvings (evaluated as a grid of up to 257 points per
+    round, the same bracket as halving one at a time for a monotone law); then
+    ``polish`` Newton steps with the rate law's own tangent, kept in the bracket, start
+    from its middle (first sweep) or from the coordinate's ``w`` of the sweep before;
+    ``γ̇_i = φ⁻¹(w)``, linearized at the last step. Output ``rate``: laid out like ``b``.
     """
 
     fields = (
@@ -192,8 +193,9 @@ class CoordinateDescentPredictor(Model):
             return g.data
         return g.data, _tangent(g, _LEAF)
 
-    def _coordinate(self, aii: torch.Tensor, c: torch.Tensor, pt) -> torch.Tensor:
-        """The rate solving ``w + aii φ⁻¹(w) = c``, found in the driving force ``w``."""
+    def _bracket(self, aii: torch.Tensor, c: torch.Tensor, pt) -> torch.Tensor:
+        """The driving force ``w`` at the middle of the root's bracket in ``[0, c]``,
+        narrowed by ``bisections`` halvings."""
         sign = torch.where(c < 0, -1.0, 1.0).to(c.dtype)
 
         def residual(s: torch.Tensor) -> torch.Tensor:  # increasing in s on [0, 1]
@@ -214,11 +216,29 @@ class CoordinateDescentPredictor(Model):
             below = (r < 0).to(c.dtype).sum(0)  # the grid points left of the root
             lo = lo + below * h
             width = h
-        w = (lo + 0.5 * width) * c
+        return (lo + 0.5 * width) * c
+
+    def _coordinate(
+        self, aii: torch.Tensor, c: torch.Tensor, pt, w0: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The rate solving ``w + aii φ⁻¹(w) = c``, found in the driving force ``w``, and
+        that ``w``.
+
+        Without *w0* (the first sweep) the root is bracketed first (:meth:`_bracket`);
+        with it (this coordinate's ``w`` of the sweep before: ``c`` moves little from
+        sweep to sweep) the Newton steps start there. Every iterate is kept in the
+        bracket ``[0, c]``. The rate is the law linearized at the last Newton step (its
+        error is second order in a step that is already small), so a coordinate costs
+        ``polish`` rate-law evaluations after the first sweep."""
+        lo, hi = torch.clamp(c, max=0.0), torch.clamp(c, min=0.0)
+        w = self._bracket(aii, c, pt) if w0 is None else torch.clamp(w0, lo, hi)
+        if self.opts["polish"] == 0:
+            return self._law(w, pt), w
         for _ in range(self.opts["polish"]):
             g, dg = self._law(w, pt, tangent=True)
-            w = w - (w + aii * g - c) / (aii * dg + 1.0)
-        return self._law(w, pt)
+            w1 = torch.clamp(w - (w + aii * g - c) / (aii * dg + 1.0), lo, hi)
+            g, w = g + dg * (w1 - w), w1
+        return g, w
 
     def forward(self, coupling: Scalar, trial: Scalar, *rest: TensorWrapper) -> Scalar:
         A, b = coupling.primal(), trial.primal()
@@ -233,7 +253,7 @@ class CoordinateDescentPredictor(Model):
             # one coordinate: a sweep is one exact solve, further sweeps repeat it
             if self.opts["sweeps"] == 0:
                 return Scalar(torch.zeros_like(b.data))
-            return Scalar(self._coordinate(A.data, b.data, pt))
+            return Scalar(self._coordinate(A.data, b.data, pt)[0])
         m = int(b.sub_batch_shape[-1])
         if b.sub_batch_ndim != 1 or A.sub_batch_ndim != 2 or tuple(A.sub_batch_shape) != (m, m):
             raise self.error(
@@ -251,15 +271,19 @@ class CoordinateDescentPredictor(Model):
 
         pts = [component(i) for i in range(m)]
         bd, Ad = b.data, A.data
-        g = [torch.zeros_like(bd[..., i]) for i in range(m)]
+        # the rates (*B, m), updated one coordinate at a time (Gauss-Seidel): component i
+        # is replaced through a one-hot mask (no in-place write, so that it also traces)
+        g = bd.new_zeros(torch.broadcast_shapes(bd.shape, Ad.shape[:-1]))
+        onehot = torch.eye(m, dtype=torch.bool, device=bd.device)
+        w: list[torch.Tensor | None] = [None] * m  # each coordinate's driving force
         for _ in range(self.opts["sweeps"]):
             for i in range(m):
-                c = bd[..., i]
-                for j in range(m):
-                    if j != i:
-                        c = c - Ad[..., i, j] * g[j]
-                g[i] = self._coordinate(Ad[..., i, i], c, pts[i])
-        return Scalar(torch.stack(torch.broadcast_tensors(*g), -1), 1)
+                # c_i = b_i - sum_{j != i} A_ij g_j: the whole row, then the diagonal back
+                aii = Ad[..., i, i]
+                c = bd[..., i] - (Ad[..., i, :] * g).sum(-1) + aii * g[..., i]
+                gi, w[i] = self._coordinate(aii, c, pts[i], w[i])
+                g = torch.where(onehot[i], gi.unsqueeze(-1), g)
+        return Scalar(g, 1)
 
 
 __all__ = ["CoordinateDescentPredictor", "RateCondensation"]
