@@ -396,7 +396,7 @@ class Model:
         and the results are joined in batch order: each slice's loop stops as soon as
         its own points have converged, and its working set stays cache-sized. Graphs
         without a solve always take the whole batch. The default is
-        ``DEFAULT_POINTS_PER_CALL`` of ``neml2/aoti/model.h`` (8192) on a CPU target, 0 on
+        ``DEFAULT_POINTS_PER_CALL`` of ``neml2/aoti/model.h`` (2048) on a CPU target, 0 on
         a GPU.
 
         Raises:
