@@ -91,3 +91,41 @@ def test_the_backend_compiles_inside_code_generation_only(monkeypatch):
     assert _inductor.MendedInductor(None, {"pattern_matcher": False}, None).config == {
         "pattern_matcher": False
     }
+
+
+def test_py_eager_imports_no_code_generator(tmp_path):
+    """Loading and evaluating a model eagerly leaves Inductor unimported (its C++ code
+    generator alone took 3.3 s to import); py-jit imports it when it compiles. A fresh
+    interpreter: this test process has imported it already."""
+    import subprocess
+    import sys
+    import textwrap
+
+    model = tmp_path / "model.i"
+    model.write_text(
+        textwrap.dedent(
+            """\
+            [Models]
+              [model]
+                type = LinearIsotropicElasticity
+                coefficients = '1e5 0.3'
+                coefficient_types = 'YOUNGS_MODULUS POISSONS_RATIO'
+              []
+            []
+            """
+        )
+    )
+    script = textwrap.dedent(
+        f"""\
+        import sys
+        import torch
+        import neml2
+        from neml2.tensors import SR2
+        m = neml2.load_model({str(model)!r}, "model")
+        m(SR2(torch.full((3, 6), 1e-3, dtype=torch.float64)))
+        print(sorted(n for n in sys.modules if n.startswith("torch._inductor")))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout

@@ -41,9 +41,11 @@ from typing import Any
 
 import torch
 
+# neml2.models._inductor (MendedInductor, code_generation) is imported where a graph is
+# compiled, not here: it imports torch._inductor's C++ code generator, 3.3 s on 2 cores,
+# which `import neml2.models` (every py-eager user) would otherwise pay.
 from neml2.models import _traced
 from neml2.models._history import missing_inputs_message
-from neml2.models._inductor import MendedInductor, code_generation
 from neml2.models._inputs import (
     as_tensor,
     check_names,
@@ -504,6 +506,8 @@ class CompiledModel(torch.nn.Module):
         code pays nothing for them."""
         kw = self._kw
         if isinstance(kw["backend"], str) and kw["backend"] == "inductor":
+            from neml2.models._inductor import MendedInductor  # lazily: see the imports
+
             backend = MendedInductor(kw["mode"], options, None)
             return torch.compile(_fresh(_GRAPHS[op]), backend=backend, fullgraph=kw["fullgraph"])
         return torch.compile(_fresh(_GRAPHS[op]), **{**kw, "options": options})
@@ -512,7 +516,12 @@ class CompiledModel(torch.nn.Module):
         """Call compiled graph *op*; turn compile failures into FatalError and a failed
         in-graph solve into ConvergenceError. A callable backend (which may call
         Inductor) runs inside :func:`~neml2.models._inductor.code_generation`."""
-        ctx = contextlib.nullcontext if isinstance(self._kw["backend"], str) else code_generation
+        if isinstance(self._kw["backend"], str):
+            ctx = contextlib.nullcontext
+        else:
+            from neml2.models._inductor import code_generation  # lazily: see the imports
+
+            ctx = code_generation
         try:
             try:
                 with ctx():
