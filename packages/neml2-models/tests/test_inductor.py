@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import textwrap
 
 import pytest
 import torch
@@ -97,10 +100,6 @@ def test_py_eager_imports_no_code_generator(tmp_path):
     """Loading and evaluating a model eagerly leaves Inductor unimported (its C++ code
     generator alone took 3.3 s to import); py-jit imports it when it compiles. A fresh
     interpreter: this test process has imported it already."""
-    import subprocess
-    import sys
-    import textwrap
-
     model = tmp_path / "model.i"
     model.write_text(
         textwrap.dedent(

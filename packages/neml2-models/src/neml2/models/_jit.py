@@ -41,9 +41,6 @@ from typing import Any
 
 import torch
 
-# neml2.models._inductor (MendedInductor, code_generation) is imported where a graph is
-# compiled, not here: it imports torch._inductor's C++ code generator, 3.3 s on 2 cores,
-# which `import neml2.models` (every py-eager user) would otherwise pay.
 from neml2.models import _traced
 from neml2.models._history import missing_inputs_message
 from neml2.models._inputs import (
@@ -55,6 +52,10 @@ from neml2.models._inputs import (
 )
 from neml2.models.implicit_update import implicit_updates
 from neml2.tensors import ConvergenceError, FatalError, TensorWrapper
+
+# neml2.models._inductor (MendedInductor, code_generation) is imported where a graph is
+# compiled, not above: it imports torch._inductor's C++ code generator, 3.3 s on 2 cores,
+# which `import neml2.models` (every py-eager user) would otherwise pay.
 
 __all__ = ["CompiledModel", "compile"]
 
