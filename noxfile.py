@@ -109,7 +109,9 @@ CI_ROUTE_MODELS = (
 #: out, the compiles of many minutes cold on 2 cores: py-jit of Taylor (over ten), the
 #: AOTI artifact of Chaboche, of Taylor and of the per-slip crystal model (py-aoti,
 #: cpp-aoti and cpp-dispatch share it; the crystal one alone took 681 s of one worker in
-#: the fresh-clone run at ff5d339, which kept `integration` over 40 minutes). Their
+#: the fresh-clone run at ff5d339. Leaving it out saved about one minute of wall time:
+#: under --dist loadscope the py-jit sequence module, about 33 minutes on one worker,
+#: is what keeps `integration` at 40 minutes). Their
 #: py-eager and cpp-eager cells stay, Chaboche's and the crystal model's py-jit run in
 #: the py-jit sequence test (the same Newton loop with line search through Inductor),
 #: and `nox -s routes` runs every cell.
