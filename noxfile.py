@@ -105,16 +105,18 @@ CI_ROUTE_MODELS = (
 )
 
 
-#: (route:model) cells of those models that the default `integration` session leaves
-#: out, the compiles of many minutes cold on 2 cores: py-jit of Taylor (over ten), the
-#: AOTI artifact of Chaboche, of Taylor and of the per-slip crystal model (py-aoti,
-#: cpp-aoti and cpp-dispatch share it; the crystal one alone took 681 s of one worker in
-#: the fresh-clone run at ff5d339. Leaving it out saved about one minute of wall time:
-#: under --dist loadscope the py-jit sequence module, about 33 minutes on one worker,
-#: is what keeps `integration` at 40 minutes). Their
-#: py-eager and cpp-eager cells stay, Chaboche's and the crystal model's py-jit run in
-#: the py-jit sequence test (the same Newton loop with line search through Inductor),
-#: and `nox -s routes` runs every cell.
+#: cells of the route matrix (ROUTE:MODEL, or ROUTE:MODEL:OP for one operation) that the
+#: default `integration` session leaves out, the compiles of many minutes cold on 2 cores:
+#: py-jit of Taylor (over ten), the AOTI artifact of Chaboche, of Taylor and of the
+#: per-slip crystal model (py-aoti, cpp-aoti and cpp-dispatch share it; the crystal one
+#: alone took 681 s of one worker in the fresh-clone run at ff5d339), and three py-jit
+#: derivatives of the py-jit sequence test (routes/test_jit_one_process.py, one worker
+#: under --dist loadscope): the crystal model's jvp and Jacobian (299 s and 348 s in the
+#: fresh-clone run at 65c105e) and Chaboche's jvp (185 s). That module took 33 of the
+#: session's 40 minutes there; it keeps every model's forward, compiled in its order (the
+#: order-dependent failure it guards against), and Chaboche's py-jit Jacobian, a
+#: derivative through the Newton loop with line search. Their py-eager and cpp-eager
+#: cells stay, and `nox -s routes` runs every cell.
 CI_ROUTE_EXCLUDE = (
     "py-jit:taylor",
     *(
@@ -122,6 +124,9 @@ CI_ROUTE_EXCLUDE = (
         for model in ("chaboche", "taylor", "crystal_per_slip")
         for route in _AOTI_ROUTES
     ),
+    "py-jit:crystal_per_slip:jvp",
+    "py-jit:crystal_per_slip:jacobian",
+    "py-jit:chaboche:jvp",
 )
 
 

@@ -48,10 +48,52 @@ def test_excluded_cells_and_cells_checked_by_the_sequence_test_are_not_collected
     assert "3 deselected" in out.stdout, out.stdout[-2000:]
 
 
+def test_an_operation_left_out_goes_from_the_matrix_and_the_sequence_test_alike():
+    out = _collect(
+        NEML2_ROUTE_MODELS="elasticity,chaboche",
+        NEML2_ROUTE_EXCLUDE="py-jit:crystal_per_slip:jvp,py-jit:chaboche:jvp,"
+        "cpp-eager:elasticity:jacobian",
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    ids = {line.split("::", 1)[1] for line in out.stdout.splitlines() if "::" in line}
+    # the sequence test: the left-out jvp cells are gone, forward and Jacobian stay
+    assert "test_py_jit_in_sequence[chaboche-jvp]" not in ids
+    assert "test_py_jit_in_sequence[crystal_per_slip-jvp]" not in ids
+    for model in ("chaboche", "crystal_per_slip"):
+        for op in ("forward", "jacobian"):
+            assert f"test_py_jit_in_sequence[{model}-{op}]" in ids
+    # the matrix: one operation of one route goes, the route's other operations stay
+    assert "test_route_matches_py_eager[cpp-eager-elasticity-jacobian]" not in ids
+    assert "test_route_matches_py_eager[cpp-eager-elasticity-jvp]" in ids
+    assert "test_route_matches_py_eager[py-aoti-elasticity-jacobian]" in ids
+
+
+def test_the_default_integration_exclusions_are_well_formed():
+    spec = importlib.util.spec_from_file_location("_noxfile", HERE.parent / "noxfile.py")
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
+    out = _collect(
+        NEML2_ROUTE_MODELS=",".join(noxfile.CI_ROUTE_MODELS),
+        NEML2_ROUTE_EXCLUDE=",".join(noxfile.CI_ROUTE_EXCLUDE),
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    ids = {line.split("::", 1)[1] for line in out.stdout.splitlines() if "::" in line}
+    # every model's forward stays in the sequence, the crystal model compiled last
+    sequence = [i for i in ids if i.startswith("test_py_jit_in_sequence[")]
+    for model in ("elasticity", "j2_isoharden", "chaboche", "pyrolysis", "crystal_per_slip"):
+        assert f"test_py_jit_in_sequence[{model}-forward]" in sequence
+    assert "test_py_jit_in_sequence[crystal_per_slip-jacobian]" not in sequence
+
+
 def test_a_bad_exclusion_is_a_usage_error_that_names_the_variable():
     out = _collect(NEML2_ROUTE_EXCLUDE="py-jit:no_such_model")
     assert out.returncode != 0
     assert "NEML2_ROUTE_EXCLUDE: 'py-jit:no_such_model' is not ROUTE:MODEL" in (
+        out.stdout + out.stderr
+    )
+    out = _collect(NEML2_ROUTE_EXCLUDE="py-jit:elasticity:hessian")
+    assert out.returncode != 0
+    assert "'py-jit:elasticity:hessian' is not ROUTE:MODEL or ROUTE:MODEL:OP" in (
         out.stdout + out.stderr
     )
 

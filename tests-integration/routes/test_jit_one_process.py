@@ -28,10 +28,18 @@ SEQUENCE = ("elasticity", "j2_isoharden", "chaboche", "pyrolysis", "crystal_per_
 ROUTE = "py-jit"
 
 
+#: the cells in compile order, less those NEML2_ROUTE_EXCLUDE leaves out (the default
+#: ``integration`` session keeps every model's forward, which is where the order-dependent
+#: failure showed, and leaves out some derivatives of minutes each; see noxfile.py)
+CELLS = [
+    (m, op) for m in SEQUENCE for op in test_routes.OPS if not test_routes.excluded(ROUTE, m, op)
+]
+
+
 @pytest.mark.parametrize(
     ("route", "model", "op"),
-    [(ROUTE, m, op) for m in SEQUENCE for op in test_routes.OPS],
-    ids=[f"{m}-{op}" for m in SEQUENCE for op in test_routes.OPS],
+    [(ROUTE, m, op) for m, op in CELLS],
+    ids=[f"{m}-{op}" for m, op in CELLS],
 )
 def test_py_jit_in_sequence(route_models, reference, route_cell, route, model, op):
     test_routes.test_route_matches_py_eager(route_models, reference, route_cell, route, model, op)

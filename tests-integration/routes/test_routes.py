@@ -12,7 +12,8 @@ w.r.t. a sub-batched input is the full coupling ``(*B, *out_sub, *out_base, *in_
 
 Select routes with ``NEML2_ROUTES=cpp-eager,py-jit`` (``nox -s "routes(cpp-eager)"``) and
 models with ``NEML2_ROUTE_MODELS=elasticity,taylor`` (default: every zoo model); leave
-out single cells with ``NEML2_ROUTE_EXCLUDE=py-jit:taylor``. The
+out cells with ``NEML2_ROUTE_EXCLUDE=py-jit:taylor`` (a route of a model) or
+``py-jit:chaboche:jvp`` (one operation). The
 largest difference each cell saw, relative to its scale, goes into the table the session
 prints at its end (conftest.py).
 """
@@ -55,32 +56,40 @@ def _selected_models() -> tuple[str, ...]:
     return chosen
 
 
-def _excluded() -> set[tuple[str, str]]:
-    """``NEML2_ROUTE_EXCLUDE=py-jit:taylor,...``: (route, model) pairs left out of the
-    matrix, not collected (the default ``integration`` session leaves out compiles of
-    many minutes that ``nox -s routes`` runs)."""
+def _excluded() -> set[tuple[str, str, str | None]]:
+    """``NEML2_ROUTE_EXCLUDE=py-jit:taylor,py-jit:chaboche:jvp,...``: cells left out of
+    the matrix, not collected: ``ROUTE:MODEL`` (every operation) or ``ROUTE:MODEL:OP``
+    (one operation; None in the set stands for every operation). The default
+    ``integration`` session leaves out compiles of many minutes that ``nox -s routes``
+    runs."""
     out = set()
     for item in os.environ.get("NEML2_ROUTE_EXCLUDE", "").split(","):
         if not item.strip():
             continue
-        route, sep, model = (p.strip() for p in item.partition(":"))
-        if not sep or route not in ROUTES or model not in CASES:
+        parts = [p.strip() for p in item.split(":")]
+        route, model, op = [*parts, None][:3] if len(parts) in (2, 3) else (None,) * 3
+        if route not in ROUTES or model not in CASES or (op is not None and op not in OPS):
             raise pytest.UsageError(
-                f"NEML2_ROUTE_EXCLUDE: {item.strip()!r} is not ROUTE:MODEL "
-                f"(routes: {ROUTES}; models: {tuple(CASES)})"
+                f"NEML2_ROUTE_EXCLUDE: {item.strip()!r} is not ROUTE:MODEL or "
+                f"ROUTE:MODEL:OP (routes: {ROUTES}; models: {tuple(CASES)}; ops: {OPS})"
             )
-        out.add((route, model))
+        out.add((route, model, op))
     return out
+
+
+def excluded(route: str, model: str, op: str) -> bool:
+    """Whether NEML2_ROUTE_EXCLUDE leaves the cell (*route*, *model*, *op*) out."""
+    left_out = _excluded()
+    return (route, model, None) in left_out or (route, model, op) in left_out
 
 
 def _params():
     out = []
-    excluded = _excluded()
     for route in _selected_routes():
         for model in _selected_models():
-            if (route, model) in excluded:
-                continue
             for op in OPS:
+                if excluded(route, model, op):
+                    continue
                 reason = gap(route, model, op)
                 marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
                 out.append(pytest.param(route, model, op, marks=marks, id=f"{route}-{model}-{op}"))
