@@ -64,6 +64,48 @@ def test_reference_fixture_value():
     torch.testing.assert_close(m(A, B).data, C.data)
 
 
+class _CountMul(torch.utils._python_dispatch.TorchDispatchMode):
+    """Counts the aten.mul calls made inside it."""
+
+    def __init__(self):
+        super().__init__()
+        self.muls = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.muls += func.overloadpacket is torch.ops.aten.mul
+        return func(*args, **(kwargs or {}))
+
+
+def test_unit_weights_add_and_subtract_without_a_product():
+    """Weights of exactly 1 / -1 (buffers) add / subtract eagerly: no multiplication of
+    the values or the tangents, the same values and Jacobian as the product."""
+    m = SR2LinearCombination(**{"from": ["A", "B", "D"], "to": "C", "weights": [1.0, -1.0, 2.5]})
+    x = {"A": _rand(5, 6, seed=1), "B": _rand(5, 6, seed=2), "D": _rand(5, 6, seed=3)}
+    with _CountMul() as count:
+        out, jac = m.jacobian(x)
+    want = x["A"] - x["B"] + 2.5 * x["D"]
+    torch.testing.assert_close(out["C"], want, rtol=0, atol=0)
+    eye = torch.eye(6, dtype=torch.float64).expand(5, 6, 6)
+    torch.testing.assert_close(jac["C"]["A"], eye, rtol=0, atol=0)
+    torch.testing.assert_close(jac["C"]["B"], -eye, rtol=0, atol=0)
+    torch.testing.assert_close(jac["C"]["D"], 2.5 * eye, rtol=0, atol=0)
+    # only the weight 2.5 multiplies: its value and its tangent (one seed stack)
+    assert count.muls == 2, count.muls
+
+
+def test_a_unit_weight_changed_after_loading_is_honoured():
+    m = ScalarLinearCombination(**{"from": ["a", "b"], "to": "s", "weights": [1.0, -1.0]})
+    a, b = Scalar(_rand(4, seed=1)), Scalar(_rand(4, seed=2))
+    torch.testing.assert_close(m(a, b).data, a.data - b.data)
+    with torch.no_grad():
+        m.w_1.fill_(3.0)  # in place: the buffer's version changes
+    torch.testing.assert_close(m(a, b).data, a.data + 3.0 * b.data)
+    m.w_0 = torch.tensor(-1.0, dtype=torch.float64)  # replaced
+    torch.testing.assert_close(m(a, b).data, -a.data + 3.0 * b.data)
+    m.w_0 = torch.tensor(0.5, dtype=torch.float64)
+    torch.testing.assert_close(m(a, b).data, 0.5 * a.data + 3.0 * b.data)
+
+
 def test_single_weight_applies_to_all_and_default_is_one():
     m = ScalarLinearCombination(**{"from": ["a", "b", "c"], "to": "s", "weights": [2.0]})
     a, b, c = (Scalar(_rand(5, seed=i)) for i in range(3))

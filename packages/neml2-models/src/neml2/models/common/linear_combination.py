@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import torch
+
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import option, parameter
@@ -21,6 +23,13 @@ class LinearCombination(Model):
     component. Weights are constants (buffers) unless ``weight_as_parameter``
     says otherwise (the same for ``offset`` / ``offset_as_parameter``).
     Parameter names: ``w_0, w_1, ...`` and ``b``.
+
+    Eagerly, a constant weight of exactly ``1`` or ``-1`` (a one-element buffer, the
+    ``weights = '1 -1'`` of a strain split) adds or subtracts its variable instead of
+    multiplying by it: one pass over the values and each tangent instead of three. The
+    value is read from the buffer itself and read again once the buffer is replaced or
+    changed in place, so a weight set after loading is honoured. Traced graphs (py-jit,
+    AOTI) keep the product, which the compiler fuses.
     """
 
     TYPE: ClassVar[type] = Scalar
@@ -57,6 +66,8 @@ class LinearCombination(Model):
             raise self.error(
                 f"expected 1 or {n} entries, got {len(as_param)}", "weight_as_parameter"
             )
+        #: weight name -> (buffer, its version, its sign or None): see _unit_sign
+        self._unit_signs: dict[str, tuple[torch.Tensor, int, int | None]] = {}
         if len(weights) == 1:
             weights = weights * n
         if len(as_param) == 1:
@@ -71,11 +82,36 @@ class LinearCombination(Model):
             as_param = self.opts["offset_as_parameter"]
             self.declare_parameter("b", Scalar, offset[0], buffer=not as_param)
 
+    def _unit_sign(self, i: int, x: TensorWrapper) -> int | None:
+        """``1`` / ``-1`` when weight *i* is a one-element constant buffer of exactly that
+        value and *x*'s dtype (eager calls only), else None: multiply."""
+        name = f"w_{i}"
+        if name in self._promoted_of or torch.compiler.is_compiling():
+            return None
+        if torch.compiler.is_exporting():
+            return None
+        w = self._buffers.get(name)
+        if w is None or w.numel() != 1 or w.dtype != x.dtype:
+            return None
+        cache = self._unit_signs
+        seen = cache.get(name)
+        if seen is None or seen[0] is not w or seen[1] != w._version:
+            v = float(w)  # once per buffer value: a device sync at most that often
+            seen = (w, w._version, 1 if v == 1.0 else (-1 if v == -1.0 else None))
+            cache[name] = seen
+        return seen[2]
+
     def forward(self, *xs: TensorWrapper) -> TensorWrapper:
         out = None
         for i, x in enumerate(xs):
-            term = self.param(f"w_{i}") * x
-            out = term if out is None else out + term
+            sign = self._unit_sign(i, x)
+            if sign is None:
+                term = self.param(f"w_{i}") * x
+                out = term if out is None else out + term
+            elif out is None:
+                out = x if sign == 1 else -x
+            else:
+                out = out + x if sign == 1 else out - x
         if self._has_offset:
             b = self.param("b")
             if self.TYPE is Scalar:
