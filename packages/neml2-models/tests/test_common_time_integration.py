@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 import torch
+from _op_count import CountOps
 
 from neml2.models import load_model
 from neml2.models.common.time_integration import (
@@ -64,6 +65,22 @@ def test_backward_euler_matches_hand_formula(cls, base):
     torch.testing.assert_close(out["x_residual"], s - sn - dt * sr)
     torch.testing.assert_close(jac["x_residual"]["t"], -sr)
     torch.testing.assert_close(jac["x_residual"]["t~1"], sr)
+
+
+def test_backward_euler_takes_a_rate_tangent_over_without_negating_it_again():
+    """A tangent of the rate on a seed the variable lacks costs one product (by
+    ``t_n - t``), no negation pass; the residual is bit for bit ``s - s_n - dt * rate``."""
+    m = SR2BackwardEulerTimeIntegration(variable="x")
+    n = 6
+    s, sn, sr = (_rand(n, 6, seed=i) for i in (1, 2, 3))
+    t, tn = _times(n, seed=4)
+    dsr = _rand(n, 6, seed=5)
+    with CountOps() as ops:
+        out, d = m.jvp({"x": s, "x~1": sn, "x_rate": sr, "t": t, "t~1": tn}, {"x_rate": dsr})
+    dt = (t - tn)[:, None]
+    torch.testing.assert_close(out["x_residual"], s - sn - dt * sr, rtol=0, atol=0)
+    torch.testing.assert_close(d["x_residual"], -dt * dsr, rtol=0, atol=0)
+    assert ops["neg"] == 0, ops.counts
 
 
 def test_forward_euler_matches_hand_formula():

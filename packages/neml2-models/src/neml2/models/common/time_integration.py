@@ -69,7 +69,10 @@ class BackwardEulerTimeIntegration(_Integration):
         self.declare_output(self.derived_name(RESIDUAL, "variable"), self.TYPE)
 
     def forward(self, s, s_n, s_rate, t, t_n) -> TensorWrapper:
-        return s - s_n - (t - t_n) * s_rate
+        # (t_n - t) ṡ added: the same bits as subtracting (t - t_n) ṡ, and a tangent of ṡ
+        # on a seed that s lacks is taken over as it is, not negated in a second pass
+        # over the whole tangent stack (py-eager)
+        return s - s_n + (t_n - t) * s_rate
 
 
 class ForwardEulerTimeIntegration(_Integration):
