@@ -230,7 +230,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "repeats": 3 if quick else 7,
         "min_time": 0.3 if quick else 1.0,
         "eval_budget": 10.0 if quick else 30.0,
-        "transient_budget": 10.0 if quick else 180.0,
+        "transient_budget": 10.0 if quick else 600.0,
         "transient_repeats": 1 if quick else 3,
         "cell_timeout": 300.0 if quick else 1800.0,
         "compile": "cached" if quick else "cold",
