@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 import torch
+from _op_count import CountOps
 
 from neml2.models import load_model
 from neml2.models.solid_mechanics.plasticity import (
@@ -117,6 +118,22 @@ def test_associative_flow_rules():
     out = m.forward({"flow_rate": g, "isotropic_hardening_direction": Nh})
     torch.testing.assert_close(out["equivalent_plastic_strain_rate"], -g * Nh)
     _check_jacobian(m, {"flow_rate": g, "isotropic_hardening_direction": Nh})
+
+
+def test_kinematic_hardening_rate_negates_the_flow_rate_not_the_sr2():
+    """``-(γ̇ N_X)`` as ``(-γ̇) N_X``: the same bits, and on py-eager the negation touches
+    only Scalar-sized values (the rate and its tangents), never an SR2 or its tangents."""
+    g = _rand(*B, seed=6).abs()
+    N = _rand(*B, 6, seed=7)
+    m = AssociativeKinematicPlasticHardening()
+    x = {"flow_rate": g, "kinematic_hardening_direction": N}
+    with CountOps() as ops:
+        out, _ = m.jacobian(x)
+    torch.testing.assert_close(
+        out["kinematic_plastic_strain_rate"], -(g[..., None] * N), rtol=0, atol=0
+    )
+    assert ops["neg"] >= 1, ops.counts
+    assert all(6 not in shape for shape in ops.shapes["neg"]), ops.shapes["neg"]
 
 
 def test_isotropic_hardening_laws():

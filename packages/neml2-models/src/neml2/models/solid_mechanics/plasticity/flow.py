@@ -51,7 +51,9 @@ class AssociativeIsotropicPlasticHardening(Model):
     )
 
     def forward(self, flow_rate: Scalar, isotropic_hardening_direction: Scalar) -> Scalar:
-        return -(flow_rate * isotropic_hardening_direction)
+        # the rate negated, then one product: the same bits as -(γ̇ N_h), one pass fewer
+        # over the tangents on py-eager
+        return (-flow_rate) * isotropic_hardening_direction
 
 
 @register()
@@ -73,4 +75,6 @@ class AssociativeKinematicPlasticHardening(Model):
     )
 
     def forward(self, flow_rate: Scalar, kinematic_hardening_direction: SR2) -> SR2:
-        return -(flow_rate * kinematic_hardening_direction)
+        # (-γ̇) N_X: the same bits as -(γ̇ N_X), without a negation pass over the SR2
+        # tangents on py-eager
+        return (-flow_rate) * kinematic_hardening_direction
