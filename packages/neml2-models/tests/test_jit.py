@@ -538,6 +538,64 @@ def test_implicit_jvp_with_a_tangent_on_one_input(j2):
             _close_tree(jit.jvp(x, t), eager.jvp(x, t), rtol=1e-10, atol=1e-12)
 
 
+# A one-unknown implicit update, r = x - a - b: the smallest in-graph Newton solve.
+SHIFT = """
+[Models]
+  [residual]
+    type = ScalarLinearCombination
+    from = 'x a b'
+    to = 'x_residual'
+    weights = '1 -1 -1'
+  []
+  [predictor]
+    type = ConstantExtrapolationPredictor
+    unknowns_Scalar = 'x'
+  []
+  [model]
+    type = ImplicitUpdate
+    equation_system = 'eq_sys'
+    solver = 'newton'
+    predictor = 'predictor'
+  []
+[]
+[EquationSystems]
+  [eq_sys]
+    type = NonlinearSystem
+    model = 'residual'
+    unknowns = 'x'
+  []
+[]
+[Solvers]
+  [newton]
+    type = Newton
+    linear_solver = 'lu'
+  []
+  [lu]
+    type = DenseLU
+  []
+[]
+"""
+
+
+def test_inputs_that_are_views_of_one_tensor(tmp_path_factory):
+    """Inputs sliced from one tensor (a history's steps k and k-1) reach the graph as
+    separate tensors: through AOTAutograd (aot_eager, what Inductor builds on) views of one
+    storage became a synthetic base and the in-graph Newton loop refused them ("cond_fn
+    might be aliasing the input or the output!"). The caller's tensors stay untouched."""
+    src = _write(tmp_path_factory, "shift", SHIFT)
+    jit = neml2.compile(load_model(src, "model"), backend="aot_eager")
+    hist = _rand(2, 5, seed=3)
+    x = {"a": hist[0], "b": hist[1], "x~1": torch.zeros(5, dtype=F64)}
+    before = hist.clone()
+    with torch.no_grad():
+        out = jit.forward(x)
+        typed = jit(Scalar(hist[0]), Scalar(hist[1]), Scalar(torch.zeros(5, dtype=F64)))
+    want = hist[0] + hist[1]
+    torch.testing.assert_close(out["x"], want, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(typed.data, want, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(hist, before, rtol=0, atol=0)
+
+
 def test_batch_axis_gets_the_size_hint(elastic):
     """Inductor plans loops with the size hint: 1024 (parallel kernels) on the batch axis
     of a typed call, unless a tangent's static batch is compared with it."""

@@ -133,6 +133,30 @@ def _fresh(fn):
     return types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
 
 
+def _own_storage(tree, seen: set[int]):
+    """*tree* (tensors and typed values in dicts, tuples and lists) with every tensor that
+    shares its memory with one met before (in *seen*, storage addresses) replaced by a
+    copy. Dynamo makes graph inputs that are views of one storage views of a synthetic
+    base inside the graph, and an in-graph Newton loop then refuses its carried values
+    ("cond_fn might be aliasing the input or the output!"): a transient run that slices
+    ``strain`` and ``strain~1`` from one history tensor hit it. A copy per shared input,
+    one pass over its values, is what the call costs."""
+    if isinstance(tree, TensorWrapper):
+        data = _own_storage(tree.data, seen)
+        return tree if data is tree.data else type(tree)(data, tree.sub_batch_ndim)
+    if isinstance(tree, torch.Tensor):
+        key = tree.untyped_storage().data_ptr()
+        if key in seen and tree.numel():
+            return tree.clone()
+        seen.add(key)
+        return tree
+    if isinstance(tree, Mapping):
+        return {k: _own_storage(v, seen) for k, v in tree.items()}
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_own_storage(v, seen) for v in tree)
+    return tree
+
+
 class CompiledModel(torch.nn.Module):
     """A neml2 model under ``torch.compile`` (route ``py-jit``).
 
@@ -328,6 +352,8 @@ class CompiledModel(torch.nn.Module):
             )
         # py-eager's checks (dtype, device, v= names), here: inside the graph they are off
         args = self.model._check_typed_call(args, v, v2)
+        seen: set[int] = set()
+        args, v, v2 = (_own_storage(x, seen) for x in (args, v, v2))
         # maybe: a typed call may broadcast a batch-1 tangent against this axis, which a
         # strictly dynamic size cannot decide
         ts = [a.data if isinstance(a, TensorWrapper) else a for a in args]
@@ -432,9 +458,11 @@ class CompiledModel(torch.nn.Module):
             y = x.expand(*B, *rest).reshape(n, *rest)
             if pad:
                 y = y.expand(2, *rest)
-            y = y.contiguous()
+            y = _own_storage(y.contiguous(), seen)
             torch._dynamo.mark_dynamic(y, 0, hint_override=BATCH_HINT)
             return y
+
+        seen: set[int] = set()
 
         bases = {k: len(t.BASE_SHAPE) for k, t in self.input_spec.items()}
         xs = tuple(flat(raw[k], subs[k], bases[k]) for k in self.input_spec)
