@@ -82,6 +82,16 @@ def test_unit_weights_add_and_subtract_without_a_product():
     assert ops["mul"] == 2, ops.counts
 
 
+def test_one_variable_of_weight_one_is_a_copy_not_the_input():
+    """``from = 'a'`` with the default weight renames a variable: the output has the
+    input's values in memory of its own."""
+    m = SR2LinearCombination(**{"from": ["A"], "to": "C"})
+    A = _rand(3, 6, seed=4)
+    out = m.forward({"A": A})["C"]
+    torch.testing.assert_close(out, A, rtol=0, atol=0)
+    assert out.data_ptr() != A.data_ptr()
+
+
 def test_a_unit_weight_changed_after_loading_is_honoured():
     m = ScalarLinearCombination(**{"from": ["a", "b"], "to": "s", "weights": [1.0, -1.0]})
     a, b = Scalar(_rand(4, seed=1)), Scalar(_rand(4, seed=2))

@@ -86,9 +86,8 @@ class LinearCombination(Model):
         """``1`` / ``-1`` when weight *i* is a one-element constant buffer of exactly that
         value and *x*'s dtype (eager calls only), else None: multiply."""
         name = f"w_{i}"
-        if name in self._promoted_of or torch.compiler.is_compiling():
-            return None
-        if torch.compiler.is_exporting():
+        traced = torch.compiler.is_compiling() or torch.compiler.is_exporting()
+        if traced or name in self._promoted_of:
             return None
         w = self._buffers.get(name)
         if w is None or w.numel() != 1 or w.dtype != x.dtype:
@@ -112,6 +111,8 @@ class LinearCombination(Model):
                 out = x if sign == 1 else -x
             else:
                 out = out + x if sign == 1 else out - x
+        if any(out is x for x in xs):
+            out = out.clone()  # one variable of weight 1: an output never is an input
         if self._has_offset:
             b = self.param("b")
             if self.TYPE is Scalar:
