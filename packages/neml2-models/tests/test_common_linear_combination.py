@@ -82,6 +82,24 @@ def test_unit_weights_add_and_subtract_without_a_product():
     assert ops["mul"] == 2, ops.counts
 
 
+def test_a_unit_weight_that_needs_a_gradient_or_is_mapped_still_multiplies():
+    """A weight of -1 given with requires_grad (``torch.func.functional_call``) gets its
+    gradient; under ``vmap`` a weight per mapped entry is read as a weight, not a number."""
+    m = ScalarLinearCombination(**{"from": ["a", "b"], "to": "s", "weights": [1.0, -1.0]})
+    a, b = _rand(4, seed=1), _rand(4, seed=2)
+    w1 = torch.tensor(-1.0, dtype=torch.float64, requires_grad=True)
+    out = torch.func.functional_call(m, {"w_1": w1}, ({"a": a, "b": b},))["s"]
+    out.sum().backward()
+    torch.testing.assert_close(w1.grad, b.sum())
+    ws = torch.tensor([1.0, -1.0, 2.0], dtype=torch.float64)
+
+    def combine(w):
+        return torch.func.functional_call(m, {"w_1": w}, ({"a": a, "b": b},))["s"]
+
+    got = torch.func.vmap(combine)(ws)
+    torch.testing.assert_close(got, a + ws[:, None] * b)
+
+
 def test_one_variable_of_weight_one_is_a_copy_not_the_input():
     """``from = 'a'`` with the default weight renames a variable: the output has the
     input's values in memory of its own."""

@@ -84,14 +84,17 @@ class LinearCombination(Model):
 
     def _unit_sign(self, i: int, x: TensorWrapper) -> int | None:
         """``1`` / ``-1`` when weight *i* is a one-element constant buffer of exactly that
-        value and *x*'s dtype (eager calls only), else None: multiply."""
+        value and *x*'s dtype, needing no gradient (eager calls only), else None:
+        multiply."""
         name = f"w_{i}"
         traced = torch.compiler.is_compiling() or torch.compiler.is_exporting()
         if traced or name in self._promoted_of:
             return None
         w = self._buffers.get(name)
-        if w is None or w.numel() != 1 or w.dtype != x.dtype:
-            return None
+        if w is None or w.numel() != 1 or w.dtype != x.dtype or w.requires_grad:
+            return None  # (a weight given with requires_grad, say by functional_call)
+        if torch._C._functorch.is_functorch_wrapped_tensor(w):
+            return None  # under vmap / grad: its value is not one number to read
         cache = self._unit_signs
         seen = cache.get(name)
         if seen is None or seen[0] is not w or seen[1] != w._version:
