@@ -77,11 +77,13 @@ def test_the_default_integration_exclusions_are_well_formed():
         NEML2_ROUTE_EXCLUDE=",".join(noxfile.CI_ROUTE_EXCLUDE),
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    ids = {line.split("::", 1)[1] for line in out.stdout.splitlines() if "::" in line}
-    # every model's forward stays in the sequence, the crystal model compiled last
+    ids = [line.split("::", 1)[1] for line in out.stdout.splitlines() if "::" in line]
+    # every model's forward stays in the sequence, in collection order, the crystal
+    # model's compiled last
     sequence = [i for i in ids if i.startswith("test_py_jit_in_sequence[")]
     for model in ("elasticity", "j2_isoharden", "chaboche", "pyrolysis", "crystal_per_slip"):
         assert f"test_py_jit_in_sequence[{model}-forward]" in sequence
+    assert sequence[-1] == "test_py_jit_in_sequence[crystal_per_slip-forward]", sequence
     assert "test_py_jit_in_sequence[crystal_per_slip-jacobian]" not in sequence
 
 

@@ -20,6 +20,7 @@ prints at its end (conftest.py).
 
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
@@ -56,12 +57,13 @@ def _selected_models() -> tuple[str, ...]:
     return chosen
 
 
-def _excluded() -> set[tuple[str, str, str | None]]:
+@functools.cache
+def _excluded() -> frozenset[tuple[str, str, str | None]]:
     """``NEML2_ROUTE_EXCLUDE=py-jit:taylor,py-jit:chaboche:jvp,...``: cells left out of
     the matrix, not collected: ``ROUTE:MODEL`` (every operation) or ``ROUTE:MODEL:OP``
     (one operation; None in the set stands for every operation). The default
     ``integration`` session leaves out compiles of many minutes that ``nox -s routes``
-    runs."""
+    runs. Read once per process (every cell asks)."""
     out = set()
     for item in os.environ.get("NEML2_ROUTE_EXCLUDE", "").split(","):
         if not item.strip():
@@ -74,7 +76,7 @@ def _excluded() -> set[tuple[str, str, str | None]]:
                 f"ROUTE:MODEL:OP (routes: {ROUTES}; models: {tuple(CASES)}; ops: {OPS})"
             )
         out.add((route, model, op))
-    return out
+    return frozenset(out)
 
 
 def excluded(route: str, model: str, op: str) -> bool:

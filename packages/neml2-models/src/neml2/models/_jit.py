@@ -452,6 +452,7 @@ class CompiledModel(torch.nn.Module):
             raise FatalError(f"{label}: batch shapes do not broadcast ({shapes})") from e
         n = math.prod(B)
         pad = n == 1
+        seen: set[int] = set()  # storages of the flattened inputs so far (_own_storage)
 
         def flat(x, sub, base_ndim):
             rest = tuple(x.shape[x.dim() - sub - base_ndim :])
@@ -461,8 +462,6 @@ class CompiledModel(torch.nn.Module):
             y = _own_storage(y.contiguous(), seen)
             torch._dynamo.mark_dynamic(y, 0, hint_override=BATCH_HINT)
             return y
-
-        seen: set[int] = set()
 
         bases = {k: len(t.BASE_SHAPE) for k, t in self.input_spec.items()}
         xs = tuple(flat(raw[k], subs[k], bases[k]) for k in self.input_spec)
