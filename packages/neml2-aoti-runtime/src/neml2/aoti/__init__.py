@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from neml2.aoti import _core
+from neml2.aoti import _core, _ops  # noqa: F401  (_ops: the operators' fake kernels)
 from neml2.aoti._core import (
     DispatchedModel,
     available_devices,

@@ -1,0 +1,117 @@
+// The operator neml2::dense_lu_solve(Tensor A, Tensor B) -> (Tensor X, Tensor info).
+//
+// A (*batch, n, n), B (*batch, n, k) with the same batch shape; X (*batch, n, k) solves
+// A X = B at every batch point, info (*batch) int32 is 0 there, or k + 1 where column k of
+// the factorization has a zero pivot (X is then non-finite at that point). The values
+// torch.linalg.solve_ex gives, up to rounding.
+//
+// CPU, float32 / float64, n <= kMaxN: the interleaved kernel of neml2/ops/dense_lu.h,
+// threaded over blocks of systems with at::parallel_for. Anything else (another device, a
+// larger n, another dtype): the composite kernel, torch.linalg.solve_ex. X is contiguous
+// either way. The fake kernel that torch.export and Inductor trace with is Python's
+// (neml2/aoti/_ops.py). No autograd formula: the Python side calls the operator only for
+// tensors that need no gradient.
+//
+// The operator is registered when this library loads, unless the process already has it
+// (a C++ host that links libneml2 and also embeds Python, whose neml2.aoti loads the
+// wheel's copy): a second definition of the same schema would abort the load.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "neml2/ops/dense_lu.h"
+
+namespace
+{
+//: above this size LAPACK's blocked factorization wins and the scratch leaves L2
+constexpr int64_t kMaxN = 64;
+
+void
+check_shapes(const at::Tensor & A, const at::Tensor & B)
+{
+  TORCH_CHECK(A.dim() >= 2 && A.size(-1) == A.size(-2),
+              "neml2::dense_lu_solve: A must be (*batch, n, n), got ",
+              A.sizes());
+  TORCH_CHECK(B.dim() == A.dim() && B.size(-2) == A.size(-1) &&
+                  B.sizes().slice(0, B.dim() - 2) == A.sizes().slice(0, A.dim() - 2),
+              "neml2::dense_lu_solve: B must be (*batch, n, k) with A's batch shape ",
+              A.sizes(),
+              ", got ",
+              B.sizes());
+  TORCH_CHECK(A.scalar_type() == B.scalar_type(),
+              "neml2::dense_lu_solve: A and B have different dtypes (",
+              A.scalar_type(),
+              ", ",
+              B.scalar_type(),
+              ")");
+}
+
+std::tuple<at::Tensor, at::Tensor>
+dense_lu_solve_composite(const at::Tensor & A, const at::Tensor & B)
+{
+  check_shapes(A, B);
+  auto [X, info] = at::linalg_solve_ex(A, B);
+  return {X.contiguous(), info}; // the strides neml2.aoti's fake kernel promises
+}
+
+std::tuple<at::Tensor, at::Tensor>
+dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
+{
+  check_shapes(A, B);
+  const int64_t n = A.size(-1), k = B.size(-1);
+  const auto st = A.scalar_type();
+  if (n > kMaxN || (st != at::kDouble && st != at::kFloat))
+    return dense_lu_solve_composite(A, B);
+  const auto Ac = A.contiguous();
+  auto X = B.contiguous().clone(); // solved in place
+  const auto batch = A.sizes().slice(0, A.dim() - 2);
+  auto info = at::zeros(batch, A.options().dtype(at::kInt));
+  const int64_t N = info.numel();
+  if (N == 0 || n == 0)
+    return {X, info};
+  AT_DISPATCH_FLOATING_TYPES(st, "neml2::dense_lu_solve", [&] {
+    using T = scalar_t;
+    constexpr int64_t W = neml2::ops::lanes<T>();
+    const T * a = Ac.const_data_ptr<T>();
+    T * x = X.mutable_data_ptr<T>();
+    int32_t * inf = info.mutable_data_ptr<int32_t>();
+    // a block of 19 x 19 systems is about 10 us of work: 16 blocks per task
+    at::parallel_for(0, (N + W - 1) / W, 16, [&](int64_t b0, int64_t b1) {
+      std::vector<T> scratch(neml2::ops::dense_lu_scratch<T>(n, k));
+      neml2::ops::dense_lu_solve<T>(
+          a, x, x, inf, b0 * W, std::min(b1 * W, N), n, k, scratch.data());
+    });
+  });
+  return {X, info};
+}
+
+struct Registration
+{
+  std::unique_ptr<torch::Library> def, cpu, composite;
+
+  Registration()
+  {
+    if (c10::Dispatcher::singleton().findSchema({"neml2::dense_lu_solve", ""}).has_value())
+      return; // another copy of libneml2 in this process registered it
+    def = std::make_unique<torch::Library>(
+        torch::Library::FRAGMENT, "neml2", std::nullopt, __FILE__, __LINE__);
+    def->def("dense_lu_solve(Tensor A, Tensor B) -> (Tensor X, Tensor info)");
+    cpu = std::make_unique<torch::Library>(
+        torch::Library::IMPL, "neml2", c10::DispatchKey::CPU, __FILE__, __LINE__);
+    cpu->impl("dense_lu_solve", &dense_lu_solve_cpu);
+    composite = std::make_unique<torch::Library>(torch::Library::IMPL,
+                                                 "neml2",
+                                                 c10::DispatchKey::CompositeExplicitAutograd,
+                                                 __FILE__,
+                                                 __LINE__);
+    composite->impl("dense_lu_solve", &dense_lu_solve_composite);
+  }
+};
+
+const Registration registration;
+} // namespace

@@ -1,0 +1,34 @@
+"""The operators libneml2 registers (``cpp/ops``), as torch's tracers see them.
+
+``neml2::dense_lu_solve(A, B) -> (X, info)``: ``A (*batch, n, n)``, ``B (*batch, n, k)``
+with the same batch shape; ``X (*batch, n, k)`` contiguous, ``info (*batch)`` int32
+(0, or ``c + 1`` where column ``c`` has a zero pivot). A batched LU solve vectorized across
+the systems, for the Newton updates of implicit models.
+
+Importing :mod:`neml2.aoti` loads libneml2 (the binding links it), which registers the
+operator and its kernels; this module adds the fake kernel that ``torch.export`` and
+Inductor trace with (shapes only, symbolic batch sizes kept symbolic).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from neml2.aoti import _core  # noqa: F401  (loads libneml2: the operator exists after this)
+
+#: the batched LU solve, ``torch.ops.neml2.dense_lu_solve``
+dense_lu_solve = torch.ops.neml2.dense_lu_solve
+
+
+@torch.library.register_fake("neml2::dense_lu_solve")
+def _dense_lu_solve_fake(A: torch.Tensor, B: torch.Tensor):
+    torch._check(
+        A.dim() >= 2 and A.shape[-1] == A.shape[-2],
+        lambda: f"neml2::dense_lu_solve: A must be (*batch, n, n), got {tuple(A.shape)}",
+    )
+    torch._check(
+        B.dim() == A.dim() and B.shape[-2] == A.shape[-1] and B.shape[:-2] == A.shape[:-2],
+        lambda: "neml2::dense_lu_solve: B must be (*batch, n, k) with A's batch shape "
+        f"{tuple(A.shape)}, got {tuple(B.shape)}",
+    )
+    return B.new_empty(B.shape), A.new_empty(A.shape[:-2], dtype=torch.int32)

@@ -1,0 +1,122 @@
+"""neml2::dense_lu_solve, the batched LU operator libneml2 registers (cpp/ops): values
+against torch.linalg.solve_ex, singular points, float32, the fallbacks (n > 64, another
+dtype), shape errors, fake tensors, threads, and a graph that torch.export keeps it in."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+import neml2.aoti  # noqa: F401  (loads libneml2, which registers the operator)
+
+op = torch.ops.neml2.dense_lu_solve
+
+
+def _systems(batch, n, k, dtype=torch.float64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    A = torch.randn(*batch, n, n, generator=g, dtype=dtype)
+    A = A + 2.0 * n**0.5 * torch.eye(n, dtype=dtype)
+    B = torch.randn(*batch, n, k, generator=g, dtype=dtype)
+    return A, B
+
+
+@pytest.mark.parametrize("n", [1, 2, 6, 7, 19, 31, 64, 65])
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("batch", [(), (1,), (13,), (2, 9)])
+def test_matches_solve_ex(n, k, batch):
+    A, B = _systems(batch, n, k)
+    if n > 1:  # a row swap in column 0 of every system
+        A[..., 0, 0] = 0.0
+    X, info = op(A, B)
+    Xr, infor = torch.linalg.solve_ex(A, B)
+    assert X.shape == B.shape and info.shape == batch and info.dtype == torch.int32
+    assert torch.equal(info, infor)
+    err = ((X - Xr).abs().max() / Xr.abs().max()).item() if X.numel() else 0.0
+    assert err <= 1e-12, err  # fails on NaN
+
+
+def test_float32():
+    A, B = _systems((37,), 19, 2, torch.float32)
+    X, info = op(A, B)
+    Xr = torch.linalg.solve(A.double(), B.double())
+    assert X.dtype == torch.float32 and not info.any()
+    err = ((X.double() - Xr).abs().max() / Xr.abs().max()).item()
+    assert err <= 1e-5, err
+
+
+def test_singular_points_only():
+    A, B = _systems((11,), 3, 1)
+    A[4] = torch.tensor([[1.0, 2, 0], [2, 4, 0], [0, 0, 5]], dtype=A.dtype)
+    A[9] = 0.0
+    X, info = op(A, B)
+    assert info.tolist() == [0, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0]
+    finite = torch.isfinite(X).all(dim=(-1, -2))
+    assert finite.tolist() == [p not in (4, 9) for p in range(11)]
+    Xr = torch.linalg.solve(A[finite], B[finite])
+    assert ((X[finite] - Xr).abs().max() <= 1e-12).item()
+
+
+def test_empty_batch_and_noncontiguous():
+    A, B = _systems((0,), 5, 1)
+    X, info = op(A, B)
+    assert X.shape == (0, 5, 1) and info.shape == (0,)
+    A, B = _systems((8,), 5, 1)
+    X, _ = op(A.mT, B)  # a transposed view
+    Xr = torch.linalg.solve(A.mT, B)
+    assert ((X - Xr).abs().max() <= 1e-12).item()
+
+
+def test_threads_give_the_same_bits():
+    A, B = _systems((4096,), 7, 1)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        X1, _ = op(A, B)
+        torch.set_num_threads(2)
+        X2, _ = op(A, B)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(X1, X2)
+
+
+@pytest.mark.parametrize(
+    "shapes, words",
+    [
+        (((3, 4, 5), (3, 4, 1)), "A must be (*batch, n, n)"),
+        (((3, 4, 4), (2, 4, 1)), "B must be (*batch, n, k)"),
+        (((3, 4, 4), (3, 5, 1)), "B must be (*batch, n, k)"),
+    ],
+)
+def test_shape_errors(shapes, words):
+    A = torch.zeros(shapes[0], dtype=torch.float64)
+    B = torch.zeros(shapes[1], dtype=torch.float64)
+    with pytest.raises(RuntimeError, match=re.escape("neml2::dense_lu_solve: " + words)):
+        op(A, B)
+
+
+def test_dtype_mismatch():
+    with pytest.raises(RuntimeError, match="different dtypes"):
+        op(torch.eye(3, dtype=torch.float64), torch.ones(3, 1, dtype=torch.float32))
+
+
+def test_meta_shapes():
+    A = torch.empty(10, 19, 19, device="meta", dtype=torch.float64)
+    X, info = op(A, torch.empty(10, 19, 1, device="meta", dtype=torch.float64))
+    assert X.shape == (10, 19, 1) and X.device.type == "meta"
+    assert info.shape == (10,) and info.dtype == torch.int32
+
+
+def test_export_keeps_the_operator():
+    class Solve(torch.nn.Module):
+        def forward(self, A, B):
+            return op(A, B)[0]
+
+    A, B = _systems((5,), 7, 1)
+    batch = torch.export.Dim("batch", min=1)
+    ep = torch.export.export(Solve(), (A, B), dynamic_shapes=({0: batch}, {0: batch}))
+    targets = [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+    assert any("neml2.dense_lu_solve" in t for t in targets), targets
+    A, B = _systems((1,), 7, 1, seed=1)  # batch size 1 after export
+    assert torch.equal(ep.module()(A, B), op(A, B)[0])
