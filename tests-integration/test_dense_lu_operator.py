@@ -78,9 +78,16 @@ def test_implicit_model_agrees_with_solve_ex(calls, monkeypatch, workload):
     n = 64
     frac = torch.linspace(0.2, 1.0, n, dtype=torch.float64).unsqueeze(-1)
     strain = frac * torch.tensor([0.1, -0.05, -0.05, 0, 0, 0], dtype=torch.float64)
-    values = {name: torch.zeros((n, *t.BASE_SHAPE), dtype=torch.float64) for name, t in model.input_spec.items()}
+    values = {
+        name: torch.zeros((n, *t.BASE_SHAPE), dtype=torch.float64)
+        for name, t in model.input_spec.items()
+    }
     values["strain"] = strain
-    values["t"] = torch.full((n,), 1.0e-3, dtype=torch.float64) if workload == "chaboche2" else frac.squeeze(-1)
+    values["t"] = (
+        torch.full((n,), 1.0e-3, dtype=torch.float64)
+        if workload == "chaboche2"
+        else frac.squeeze(-1)
+    )
     args = [model.input_spec[name](values[name]) for name in model.input_spec]
 
     def solve():

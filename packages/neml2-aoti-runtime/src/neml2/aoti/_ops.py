@@ -28,7 +28,9 @@ def _dense_lu_solve_fake(A: torch.Tensor, B: torch.Tensor):
     )
     torch._check(
         B.dim() == A.dim() and B.shape[-2] == A.shape[-1] and B.shape[:-2] == A.shape[:-2],
-        lambda: "neml2::dense_lu_solve: B must be (*batch, n, k) with A's batch shape "
-        f"{tuple(A.shape)}, got {tuple(B.shape)}",
+        lambda: (
+            "neml2::dense_lu_solve: B must be (*batch, n, k) with A's batch shape "
+            f"{tuple(A.shape)}, got {tuple(B.shape)}"
+        ),
     )
     return B.new_empty(B.shape), A.new_empty(A.shape[:-2], dtype=torch.int32)
