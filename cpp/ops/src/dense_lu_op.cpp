@@ -74,19 +74,27 @@ dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
   const int64_t N = info.numel();
   if (N == 0 || n == 0)
     return {X, info};
-  AT_DISPATCH_FLOATING_TYPES(st, "neml2::dense_lu_solve", [&] {
-    using T = scalar_t;
-    constexpr int64_t W = neml2::ops::lanes<T>();
-    const T * a = Ac.const_data_ptr<T>();
-    T * x = X.mutable_data_ptr<T>();
-    int32_t * inf = info.mutable_data_ptr<int32_t>();
-    // a block of 19 x 19 systems is about 10 us of work: 16 blocks per task
-    at::parallel_for(0, (N + W - 1) / W, 16, [&](int64_t b0, int64_t b1) {
-      std::vector<T> scratch(neml2::ops::dense_lu_scratch<T>(n, k));
-      neml2::ops::dense_lu_solve<T>(
-          a, x, x, inf, b0 * W, std::min(b1 * W, N), n, k, scratch.data());
-    });
-  });
+  AT_DISPATCH_FLOATING_TYPES(
+      st,
+      "neml2::dense_lu_solve",
+      [&]
+      {
+        using T = scalar_t;
+        constexpr int64_t W = neml2::ops::lanes<T>();
+        const T * a = Ac.const_data_ptr<T>();
+        T * x = X.mutable_data_ptr<T>();
+        int32_t * inf = info.mutable_data_ptr<int32_t>();
+        // a block of 19 x 19 systems is about 10 us of work: 16 blocks per task
+        at::parallel_for(0,
+                         (N + W - 1) / W,
+                         16,
+                         [&](int64_t b0, int64_t b1)
+                         {
+                           std::vector<T> scratch(neml2::ops::dense_lu_scratch<T>(n, k));
+                           neml2::ops::dense_lu_solve<T>(
+                               a, x, x, inf, b0 * W, std::min(b1 * W, N), n, k, scratch.data());
+                         });
+      });
   return {X, info};
 }
 

@@ -24,7 +24,8 @@ static int failures = 0;
   } while (0)
 
 template <typename T>
-static void run(std::int64_t N, std::int64_t n, std::int64_t k, std::mt19937_64 & g, bool alias)
+static void
+run(std::int64_t N, std::int64_t n, std::int64_t k, std::mt19937_64 & g, bool alias)
 {
   std::normal_distribution<double> d;
   std::vector<T> A(N * n * n), B(N * n * k), X(N * n * k);
@@ -47,8 +48,13 @@ static void run(std::int64_t N, std::int64_t n, std::int64_t k, std::mt19937_64 
   double worst = 0;
   for (std::int64_t p = 0; p < N; ++p)
   {
-    CHECK(info[p] == 0, "N=%lld n=%lld k=%lld: info[%lld] = %d", (long long)N, (long long)n,
-          (long long)k, (long long)p, info[p]);
+    CHECK(info[p] == 0,
+          "N=%lld n=%lld k=%lld: info[%lld] = %d",
+          (long long)N,
+          (long long)n,
+          (long long)k,
+          (long long)p,
+          info[p]);
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t c = 0; c < k; ++c)
       {
@@ -58,12 +64,18 @@ static void run(std::int64_t N, std::int64_t n, std::int64_t k, std::mt19937_64 
         worst = std::max(worst, std::isfinite(s) ? std::abs(s) : INFINITY);
       }
   }
-  CHECK(worst <= tol, "N=%lld n=%lld k=%lld alias=%d: residual %.3e", (long long)N, (long long)n,
-        (long long)k, int(alias), worst);
+  CHECK(worst <= tol,
+        "N=%lld n=%lld k=%lld alias=%d: residual %.3e",
+        (long long)N,
+        (long long)n,
+        (long long)k,
+        int(alias),
+        worst);
 }
 
 template <typename T>
-static void singular_lane()
+static void
+singular_lane()
 {
   // 11 systems of size 3 (a full block and a partial one for doubles); system 4 has a zero
   // second column after elimination, system 9 is all zero
@@ -78,7 +90,8 @@ static void singular_lane()
   std::fill(A.begin() + 9 * n * n, A.begin() + 10 * n * n, T(0));
   std::vector<std::int32_t> info(N, -1);
   std::vector<T> scratch(neml2::ops::dense_lu_scratch<T>(n, 1));
-  neml2::ops::dense_lu_solve<T>(A.data(), B.data(), X.data(), info.data(), 0, N, n, 1, scratch.data());
+  neml2::ops::dense_lu_solve<T>(
+      A.data(), B.data(), X.data(), info.data(), 0, N, n, 1, scratch.data());
   for (std::int64_t p = 0; p < N; ++p)
   {
     const int want = p == 4 ? 2 : p == 9 ? 1 : 0;
@@ -90,11 +103,15 @@ static void singular_lane()
     if (want == 0)
       for (std::int64_t i = 0; i < n; ++i)
         CHECK(std::abs(double(X[p * n + i]) - 1.0 / double(1 + p)) < 1e-6,
-              "singular: system %lld x[%lld] = %g", (long long)p, (long long)i, double(X[p * n + i]));
+              "singular: system %lld x[%lld] = %g",
+              (long long)p,
+              (long long)i,
+              double(X[p * n + i]));
   }
 }
 
-int main()
+int
+main()
 {
   std::mt19937_64 g(20261128);
   for (std::int64_t n = 1; n <= 40; ++n)

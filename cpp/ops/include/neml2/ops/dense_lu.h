@@ -29,14 +29,16 @@ namespace neml2::ops
 
 /// Lanes per block: 8 doubles or 16 floats (two AVX2 registers, one AVX-512 register).
 template <typename T>
-constexpr int lanes()
+constexpr int
+lanes()
 {
   return sizeof(T) == 4 ? 16 : 8;
 }
 
 /// Scratch entries one block needs: the W interleaved matrices and right-hand sides.
 template <typename T>
-constexpr std::size_t dense_lu_scratch(std::int64_t n, std::int64_t k)
+constexpr std::size_t
+dense_lu_scratch(std::int64_t n, std::int64_t k)
 {
   return static_cast<std::size_t>(n * n + n * k) * lanes<T>();
 }
@@ -47,19 +49,20 @@ constexpr std::size_t dense_lu_scratch(std::int64_t n, std::int64_t k)
 /// X may alias B. scratch: dense_lu_scratch<T>(n, k) entries, owned by the caller (one
 /// per thread).
 template <typename T>
-void dense_lu_solve(const T * A,
-                    const T * B,
-                    T * X,
-                    std::int32_t * info,
-                    std::int64_t first,
-                    std::int64_t last,
-                    std::int64_t n,
-                    std::int64_t k,
-                    T * scratch)
+void
+dense_lu_solve(const T * A,
+               const T * B,
+               T * X,
+               std::int32_t * info,
+               std::int64_t first,
+               std::int64_t last,
+               std::int64_t n,
+               std::int64_t k,
+               T * scratch)
 {
   constexpr int W = lanes<T>();
-  T * a = scratch;         // a[(i n + j) W + l]: entry (i, j) of lane l
-  T * r = a + n * n * W;   // r[(i k + c) W + l]: right-hand side c, row i, lane l
+  T * a = scratch;       // a[(i n + j) W + l]: entry (i, j) of lane l
+  T * r = a + n * n * W; // r[(i k + c) W + l]: right-hand side c, row i, lane l
   const std::int64_t nn = n * n, nk = n * k;
   for (std::int64_t p0 = first; p0 < last; p0 += W)
   {
