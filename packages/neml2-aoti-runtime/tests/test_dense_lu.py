@@ -1,10 +1,15 @@
 """neml2::dense_lu_solve, the batched LU operator libneml2 registers (cpp/ops): values
 against torch.linalg.solve_ex, singular points, float32, the fallbacks (n > 64, another
-dtype), shape errors, fake tensors, threads, and a graph that torch.export keeps it in."""
+dtype), shape errors, fake tensors, threads, a graph that torch.export keeps it in, and a
+second copy of libneml2 in one process."""
 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -120,3 +125,31 @@ def test_export_keeps_the_operator():
     assert any("neml2.dense_lu_solve" in t for t in targets), targets
     A, B = _systems((1,), 7, 1, seed=1)  # batch size 1 after export
     assert torch.equal(ep.module()(A, B), op(A, B)[0])
+
+
+def test_other_dtypes_fall_back_to_solve_ex():
+    A, B = _systems((4,), 3, 2)
+    A, B = A.to(torch.complex128), B.to(torch.complex128)
+    X, info = op(A, B)
+    Xr, infor = torch.linalg.solve_ex(A, B)
+    assert torch.equal(X, Xr) and torch.equal(info, infor) and X.is_contiguous()
+
+
+def test_a_second_copy_of_libneml2_does_not_register_again(tmp_path):
+    """A C++ host that links libneml2 and embeds Python holds two copies (its own and the
+    wheel's); the second one to load must not define the operator again (torch would
+    abort the load). A copy of the wheel's library under another path is such a second
+    copy: its static initializers run on load."""
+    lib = Path(neml2.aoti.cmake_prefix_path()) / "lib" / "libneml2.so"
+    assert lib.is_file(), lib
+    copy = tmp_path / "libneml2_copy.so"
+    shutil.copyfile(lib, copy)
+    code = (
+        "import ctypes, torch, neml2.aoti\n"
+        f"ctypes.CDLL({str(copy)!r})\n"
+        "A = torch.eye(3, dtype=torch.float64).expand(2, 3, 3)\n"
+        "print(torch.ops.neml2.dense_lu_solve(A, torch.ones(2, 3, 1, dtype=A.dtype))[0].sum().item())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "6.0"
