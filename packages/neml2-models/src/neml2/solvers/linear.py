@@ -9,8 +9,6 @@ reports as not converged, instead of an exception from inside the graph.
 
 from __future__ import annotations
 
-import functools
-
 import torch
 
 from neml2.models._registry import register
@@ -80,21 +78,29 @@ class LinearSolver:
         raise NotImplementedError
 
 
-@functools.cache
+_UNRESOLVED = object()
+_operator = _UNRESOLVED
+
+
 def dense_lu_operator():
     """``torch.ops.neml2.dense_lu_solve``, or ``None`` where this process cannot have it.
 
     The operator lives in libneml2 (neml2-aoti-runtime, ``cpp/ops``): a batched LU solve
     of many small systems, vectorized across the systems, several times faster than
-    LAPACK's one-matrix routines on 7 x 7 to 31 x 31. Importing the runtime's binding loads
+    LAPACK's one-matrix routines on 7 x 7 to 64 x 64. Importing the runtime's binding loads
     libneml2, which registers it. Without the runtime installed, ``None``: the solvers
-    then call ``torch.linalg.solve_ex``.
+    then call ``torch.linalg.solve_ex``. Resolved once; :class:`DenseLU` resolves it when
+    it is made, outside any trace (an import that fails inside a ``torch.compile`` trace
+    breaks the graph).
     """
-    try:  # the one import of the runtime in neml2-models (tests-integration/test_layering.py)
-        from neml2.aoti._ops import dense_lu_solve
-    except (ImportError, OSError):  # not installed, or its libneml2 does not load
-        return None
-    return dense_lu_solve
+    global _operator
+    if _operator is _UNRESOLVED:
+        try:  # the one import of the runtime in neml2-models (tests-integration/test_layering.py)
+            from neml2.aoti._ops import dense_lu_solve as op
+        except (ImportError, OSError):  # not installed, or its libneml2 does not load
+            op = None
+        _operator = op
+    return _operator
 
 
 def _operator_applies(A: torch.Tensor, B: torch.Tensor) -> bool:
@@ -115,6 +121,18 @@ def _operator_applies(A: torch.Tensor, B: torch.Tensor) -> bool:
 @register()
 class DenseLU(LinearSolver):
     """Dense LU factorization with partial pivoting (batched). It has no options."""
+
+    def __init__(self, **values):
+        """Make the solver; it has no options.
+
+        Args:
+            **values (Any): none are accepted.
+
+        Raises:
+            FatalError: an option was given.
+        """
+        super().__init__(**values)
+        dense_lu_operator()  # resolved now, outside any trace
 
     def solve(self, A, b):
         """Solve ``A x = b`` at every batch point: ``neml2::dense_lu_solve`` where it
