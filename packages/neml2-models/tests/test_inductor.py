@@ -66,8 +66,48 @@ def test_code_generation_restores_torch():
     assert torch._inductor.config.cpp.dynamic_threads == threads
 
 
+def _seeded(a, b, t1, t2):
+    """A per-point factor ``(N,)`` scaling two seed-major tangents ``(K, N, 6)``."""
+    p = (a * b + 1.0).pow(1.7)
+    return p[:, None] * t1, (p * a)[:, None] * t2
+
+
+def _loop_depths(kernel: str, op: str) -> list[int]:
+    """How many loops (``for(`` scopes) enclose each line of *kernel* that calls *op*."""
+    depths, scopes, opens_loop = [], [], False
+    for line in kernel.splitlines():
+        if op in line:
+            depths.append(sum(scopes))
+        opens_loop = opens_loop or "for(" in line
+        for ch in line:
+            if ch == "{":
+                scopes.append(opens_loop)
+                opens_loop = False
+            elif ch == "}":
+                scopes.pop()
+    return depths
+
+
+def test_a_reused_per_point_factor_is_computed_once_per_point():
+    """realize_reads_threshold = 1: the factor ``pow(a b + 1, 1.7)`` ``(N,)``, read by
+    two consumers of shape ``(K, N, 6)``, is stored by a loop over the points alone;
+    torch's default settings evaluate it inside the loops over K, N and the components."""
+    a, b = torch.rand(64, dtype=torch.float64), torch.rand(64, dtype=torch.float64)
+    t1, t2 = torch.rand(2, 5, 64, 6, dtype=torch.float64)
+    torch._dynamo.reset()
+    with _inductor.code_generation():
+        out, code = run_and_get_code(torch.compile(_seeded, dynamic=False), a, b, t1, t2)
+    for got, want in zip(out, _seeded(a, b, t1, t2), strict=True):
+        torch.testing.assert_close(got, want)
+    src = "\n".join(code)
+    depths = _loop_depths(src[src.index('extern "C"') :], "pow(")
+    assert depths, src
+    assert set(depths) == {1}, (depths, src)
+
+
 def test_cache_key_names_settings_and_mend():
     assert _inductor.CACHE_KEY["cpp.dynamic_threads"] is True
+    assert _inductor.CACHE_KEY["realize_reads_threshold"] == 1
     assert _inductor.CACHE_KEY["fix"] == _inductor.FIX_TAG
 
 
