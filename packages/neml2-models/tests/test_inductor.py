@@ -19,18 +19,24 @@ def _slip_sum(x, w):
     return (torch.sinh(x) * w[:, None]).sum(1)
 
 
+def _generated_kernel(fn, *args) -> str:
+    """The C++ kernel Inductor writes for *fn* inside code_generation(), after checking
+    that the compiled *fn* gives eager's results."""
+    torch._dynamo.reset()
+    with _inductor.code_generation():
+        out, code = run_and_get_code(torch.compile(fn, dynamic=False), *args)
+    torch.testing.assert_close(out, fn(*args))
+    src = "\n".join(code)
+    return src[src.index('extern "C"') :]
+
+
 @pytest.fixture(scope="module")
 def slip_sum_kernel() -> str:
     """The C++ kernel Inductor writes for _slip_sum, inside code_generation()."""
     x = torch.rand(64, 12, 6, dtype=torch.float64)
     w = torch.rand(12, dtype=torch.float64)
     torch._dynamo.mark_dynamic(x, 0)
-    torch._dynamo.reset()
-    with _inductor.code_generation():
-        out, code = run_and_get_code(torch.compile(_slip_sum, dynamic=False), x, w)
-    torch.testing.assert_close(out, _slip_sum(x, w))
-    src = "\n".join(code)
-    return src[src.index('extern "C"') :]
+    return _generated_kernel(_slip_sum, x, w)
 
 
 @pytest.mark.skipif(not _inductor.FIX_APPLIES, reason="this torch has no loop planner to mend")
@@ -94,15 +100,10 @@ def test_a_reused_per_point_factor_is_computed_once_per_point():
     torch's default settings evaluate it inside the loops over K, N and the components."""
     a, b = torch.rand(64, dtype=torch.float64), torch.rand(64, dtype=torch.float64)
     t1, t2 = torch.rand(2, 5, 64, 6, dtype=torch.float64)
-    torch._dynamo.reset()
-    with _inductor.code_generation():
-        out, code = run_and_get_code(torch.compile(_seeded, dynamic=False), a, b, t1, t2)
-    for got, want in zip(out, _seeded(a, b, t1, t2), strict=True):
-        torch.testing.assert_close(got, want)
-    src = "\n".join(code)
-    depths = _loop_depths(src[src.index('extern "C"') :], "pow(")
-    assert depths, src
-    assert set(depths) == {1}, (depths, src)
+    kernel = _generated_kernel(_seeded, a, b, t1, t2)
+    depths = _loop_depths(kernel, "pow(")
+    assert depths, kernel
+    assert set(depths) == {1}, (depths, kernel)
 
 
 def test_cache_key_names_settings_and_mend():
