@@ -1,8 +1,8 @@
 """Eager fast paths of the SR2 algebra against the forms traced graphs use.
 
 ``dot_raw`` (``inner``) contracts large broadcast products with ``einsum`` eagerly and
-``dev_raw`` / ``vol_raw`` (and ``SR2.isotropic_map`` with plain coefficients) use a
-``(6, 6)`` projector product; under torch.export /
+``dev_raw`` / ``vol_raw`` (and ``SR2.isotropic_map`` with plain coefficients) scale the
+trace by a cached mask; under torch.export /
 torch.compile the elementwise forms run instead. Both must give the same values and
 the same first- and second-order tangents (to round-off), and the eager forms must
 match finite differences of the primal.
@@ -18,6 +18,7 @@ import torch
 from neml2.tensors import SR2, Scalar, seed, sqrt
 from neml2.tensors import _sr2 as sr2_mod
 from neml2.tensors import _vec as vec_mod
+from torch.utils._python_dispatch import TorchDispatchMode
 
 F64 = torch.float64
 
@@ -45,7 +46,7 @@ CASES = {
     "dev": lambda a, b: a.dev() * b.inner(a),
     "vol": lambda a, b: (a.vol() + b.vol()).norm_sq(),
     "von_mises": lambda a, b: _von_mises(a - b),
-    # plain coefficients: one (6, 6) product eagerly; a coefficient with tangents (b.tr())
+    # plain coefficients: one mapping of A and each tangent eagerly; a coefficient with tangents (b.tr())
     # or a batch takes the vol/dev sum
     "isotropic_map": lambda a, b: a.isotropic_map(3.0, Scalar(torch.tensor(0.7, dtype=F64))).inner(
         b
@@ -107,7 +108,7 @@ def test_von_mises_tangents_against_finite_differences(monkeypatch):
     torch.testing.assert_close(H, H.T, rtol=1e-12, atol=1e-12)
 
 
-def test_projectors_are_cached_per_dtype():
+def test_volumetric_masks_are_cached_per_dtype():
     x64 = SR2(_rand(3, 6, seed_=6))
     x32 = SR2(_rand(3, 6, seed_=6).to(torch.float32))
     d64, d32 = x64.dev(), x32.dev()
@@ -115,3 +116,35 @@ def test_projectors_are_cached_per_dtype():
     torch.testing.assert_close(d32.data.to(F64), d64.data, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(d64.tr().data, torch.zeros(3, dtype=F64), rtol=0, atol=1e-14)
     torch.testing.assert_close((x64.dev() + x64.vol()).data, x64.data, rtol=1e-14, atol=1e-14)
+
+
+class _RecordOps(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.dev(),
+        lambda x: x.vol(),
+        lambda x: x.isotropic_map(3.0, Scalar(torch.tensor(0.7, dtype=F64))),
+    ],
+    ids=["dev", "vol", "isotropic_map"],
+)
+def test_eager_volumetric_split_calls_no_blas(fn):
+    """The eager dev / vol / isotropic map of a value and its tangents are pointwise: a
+    BLAS product runs on every thread even for 1e3 points and slows to a crawl when
+    another process holds a core (see ``vol_raw``)."""
+    x = seed(SR2(_rand(1000, 6, seed_=7)), "x")
+    with _RecordOps() as rec:
+        out = fn(x)
+    assert rec.ops, "nothing was recorded"
+    blas = {"mm", "bmm", "addmm", "baddbmm", "matmul", "mv", "einsum"}
+    assert not blas & set(rec.ops), rec.ops
+    assert set(out.tangents) == {"x"}
