@@ -172,6 +172,15 @@ def parse_args(argv=None) -> argparse.Namespace:
         "sides), e.g. when only our side's code changed",
     )
     p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run every (workload, route) cell this many times, the two sides alternating "
+        "(ours, reference, ours, reference, ...), and report each timing as the best of "
+        "its rounds (the others in its note and in rounds.csv): this machine's speed "
+        "swings by up to 2x for minutes at a time; later rounds reuse the first's artifact",
+    )
+    p.add_argument(
         "--max-minutes",
         type=float,
         help="start no new worker after this many minutes (the rest is recorded as skipped)",
@@ -254,6 +263,10 @@ def parse_args(argv=None) -> argparse.Namespace:
             f"the tree at {a.git['commit']} has uncommitted changes:\n  {shown}{more}\n"
             "commit them (a table comes from one clean commit) or pass --allow-dirty"
         )
+    if a.rounds < 1:
+        p.error(f"--rounds must be at least 1, got {a.rounds}")
+    if a.compile_only:
+        a.rounds = 1
     if a.reuse_compiled:
         a.compile = a.reference_compile = "reuse-only"
     if a.out_dir is None:
@@ -280,9 +293,11 @@ def worker_command(
     batches: list[int],
     a,
     raw: Path,
+    compile_mode: str | None = None,
 ) -> list[str]:
     """The command line of one (side, workload, route) worker (``_worker_args.py``),
-    appending its rows to *raw*."""
+    appending its rows to *raw*; *compile_mode* replaces the ``--compile`` the options
+    give (a later round: ``reuse``)."""
     # the C++ routes run the py-aoti artifact of the same workload (compiled if missing)
     cpp = route in CPP_ROUTES
     cmd = [
@@ -307,11 +322,14 @@ def worker_command(
         "--transient-repeats",
         str(a.transient_repeats),
         "--compile",
-        ("reuse-only" if a.reuse_compiled else "reuse")
-        if cpp
-        else a.compile
-        if side == "ours"
-        else a.reference_compile,
+        compile_mode
+        or (
+            ("reuse-only" if a.reuse_compiled else "reuse")
+            if cpp
+            else a.compile
+            if side == "ours"
+            else a.reference_compile
+        ),
         "--device",
         a.device,
         "--work-dir",
@@ -339,9 +357,10 @@ def run_worker(
     raw: Path,
     log,
     timeout: float,
+    compile_mode: str | None = None,
 ) -> None:
     """One (side, workload, route) subprocess; on timeout the missing batches are recorded."""
-    cmd = worker_command(python, script, side, workload, route, batches, a, raw)
+    cmd = worker_command(python, script, side, workload, route, batches, a, raw, compile_mode)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the reference worker must see only its own environment
     env.setdefault("PYTHONWARNINGS", "ignore")
@@ -544,16 +563,22 @@ def main(argv=None) -> int:
     routes = {"ours": a.routes, "reference": a.reference_routes}
     # first the routes both sides have, then ours alone (cut first by --max-minutes)
     shared = [r for r in OUR_ROUTES if r in REFERENCE_ROUTES]
+    # rounds alternate the sides within a cell: ours, reference, ours, reference, ...
     jobs = [
-        (w, route, side)
+        (w, route, k, side)
         for group in (shared, [r for r in OUR_ROUTES if r not in REFERENCE_ROUTES])
         for w in a.workloads
         for route in group
+        for k in range(a.rounds)
         for side in a.sides
         if route in routes[side] and (route != "py-jit" or w in a.jit_workloads)
     ]
+    raws = [raw] if a.rounds == 1 else [out / f"rows.round{k + 1}.jsonl" for k in range(a.rounds)]
+    for r in raws:
+        r.unlink(missing_ok=True)
+    later = "reuse-only" if a.reuse_compiled else "reuse"  # a later round's compile
     planned: dict[tuple[str, str, str], list[int]] = {}
-    for i, (w, route, side) in enumerate(jobs):
+    for i, (w, route, k, side) in enumerate(jobs):
         batches = list(a.batches)
         if w == "elasticity" and roofline is not None and route != "py-jit":
             batches.append(ROOFLINE_BATCH)
@@ -564,7 +589,7 @@ def main(argv=None) -> int:
             if left <= 0:
                 log(f"[{side} {w} {route}] not started: past --max-minutes {a.max_minutes}")
                 _fill_missing(
-                    raw,
+                    raws[k],
                     side,
                     w,
                     route,
@@ -575,18 +600,96 @@ def main(argv=None) -> int:
                 continue
             # share what is left among the workers still to run (1.5x: some finish early)
             timeout = min(timeout, max(30.0, 1.5 * left / (len(jobs) - i)))
-        run_worker(pythons[side], scripts[side], side, w, route, batches, a, raw, log, timeout)
-    rows = [json.loads(line) for line in raw.read_text().splitlines()] if raw.exists() else []
+        if a.rounds > 1:
+            log(f"round {k + 1} of {a.rounds}")
+        run_worker(
+            pythons[side],
+            scripts[side],
+            side,
+            w,
+            route,
+            batches,
+            a,
+            raws[k],
+            log,
+            timeout,
+            compile_mode=later if k > 0 else None,
+        )
+    per_round = [
+        [json.loads(line) for line in r.read_text().splitlines()] if r.exists() else []
+        for r in raws
+    ]
+    rows = per_round[0] if a.rounds == 1 else best_of_rounds(per_round)
+    if a.rounds > 1:
+        write_rounds_csv(out / "rounds.csv", per_round)
     rows += agreement_rows(a.fingerprint_dir, planned, log)
     meta["finished_utc"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     meta["wall_s"] = round(time.time() - started)
     meta["load_average_end"] = os.getloadavg()
     write_results(out, rows, meta, roofline, log)
-    raw.unlink(missing_ok=True)  # only once the results are written
+    for r in raws:
+        r.unlink(missing_ok=True)  # only once the results are written
     if not a.keep_fingerprints:
         shutil.rmtree(a.fingerprint_dir, ignore_errors=True)
     log(f"done in {meta['wall_s']} s")
     return 0
+
+
+def _better(metric: str):
+    """How the best of several rounds' values of *metric* is chosen: ``max`` for a
+    throughput, ``min`` for a time, ``max`` (the worst case) for peak memory; ``None``:
+    not a measurement (the first round's row stands)."""
+    if metric.endswith("_per_s"):
+        return max
+    if metric.endswith(("_time_s", "_us")) or metric.startswith("compile_"):
+        return min
+    if metric.endswith("_mb"):
+        return max
+    return None
+
+
+def best_of_rounds(per_round: list[list[dict]]) -> list[dict]:
+    """One row per (side, workload, route, batch, metric) from the rows of each round.
+
+    A measurement's row is that of the round with the best value (peak memory: the
+    largest) among the rounds where it is ``ok`` (``_better``); its note says which round
+    and lists every round's value.
+    Where no round is ok, or for a row that is not a measurement, the first round's row.
+    The order is the first round's, then rows only later rounds have.
+    """
+    keyed: dict[tuple, list[tuple[int, dict]]] = {}
+    for k, rows in enumerate(per_round):
+        for r in rows:
+            key = (r["side"], r["workload"], r["route"], r["batch"], r["metric"])
+            keyed.setdefault(key, []).append((k, r))
+    out = []
+    for key, found in keyed.items():
+        pick = _better(key[4])
+        ok = [(k, r) for k, r in found if r["status"] == "ok" and r["value"] is not None]
+        if pick is None or not ok:
+            out.append(found[0][1])
+            continue
+        k, best = pick(ok, key=lambda kr: kr[1]["value"])
+        values = ", ".join(
+            f"r{j + 1} {r['value']:.4g}"
+            if r["status"] == "ok" and r["value"] is not None
+            else f"r{j + 1} {r['status']}"
+            for j, r in found
+        )
+        which = "largest" if key[4].endswith("_mb") else "best"
+        note = f"round {k + 1} of {len(found)} ({which}; {values})"
+        out.append({**best, "note": "; ".join(x for x in (best["note"], note) if x)})
+    return out
+
+
+def write_rounds_csv(path: Path, per_round: list[list[dict]]) -> None:
+    """Every round's rows, with a leading ``round`` column (1-based)."""
+    with path.open("w", newline="") as f:
+        wr = csv.writer(f)
+        wr.writerow(["round", *FIELDS])
+        for k, rows in enumerate(per_round):
+            for r in rows:
+                wr.writerow([k + 1, *(r[c] for c in FIELDS)])
 
 
 def comparisons(planned: dict) -> list[tuple]:

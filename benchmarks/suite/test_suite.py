@@ -6,6 +6,7 @@ uv run --no-sync pytest benchmarks/suite/test_suite.py -q
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ import _cpp_io  # noqa: E402
 import _device  # noqa: E402
 import _worker_args  # noqa: E402
 from _agreement import QUANTITIES  # noqa: E402
-from _measure import Stepper, split_lag, summary, transient_steps  # noqa: E402
+from _measure import Stepper, row, split_lag, summary, transient_steps  # noqa: E402
 from _workloads import WORKLOADS, history, initial_state  # noqa: E402
 
 
@@ -129,8 +130,6 @@ def test_run_writes_tables(tmp_path):
     assert "## Agreement" in (out / "side_by_side.md").read_text()
     assert not (out / "fingerprints").exists()  # removed once compared
     assert (out / "throughput_eval.png").is_file()
-    import json
-
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["device"] == "cpu" and meta["gpu"] is None
     assert meta["git_dirty"] == bool(meta["git_dirty_paths"])
@@ -576,3 +575,86 @@ def test_compiled_variants_keep_their_own_records(tmp_path):
         a.compile = "reuse-only"
         assert M.compiled(w, a, [], compile_fn("x"), "cached", "lib", variant=variant).name == want
     assert made == ["artifact", "artifact-into"]  # each compiled once, then reused
+
+
+# --------------------------------------------------------------------------- rounds
+
+
+def _r(side, metric, value, status="ok", batch=4, note=""):
+    return row(side, "elasticity", "py-eager", batch, metric, value, status=status, note=note)
+
+
+def test_best_of_rounds_takes_each_measurement_from_its_best_round():
+    import run
+
+    r1 = [
+        _r("ours", "eval_points_per_s", 100.0),
+        _r("ours", "transient_time_s", 2.0),
+        _r("ours", "peak_rss_delta_mb", 10.0),
+        _r("ours", "transient_points_per_s", None, status="failed", note="ConvergenceError"),
+        _r("ours", "available", None, status="not available", batch=""),
+    ]
+    r2 = [
+        _r("ours", "eval_points_per_s", 250.0),
+        _r("ours", "transient_time_s", 3.0),
+        _r("ours", "peak_rss_delta_mb", 12.0),
+        _r("ours", "transient_points_per_s", 40.0),
+        _r("ours", "eval_points_per_s", float("nan"), batch=8, status="failed"),
+    ]
+    got = {(r["batch"], r["metric"]): r for r in run.best_of_rounds([r1, r2])}
+    assert got[(4, "eval_points_per_s")]["value"] == 250.0
+    assert "round 2 of 2 (best; r1 100, r2 250)" in got[(4, "eval_points_per_s")]["note"]
+    assert got[(4, "transient_time_s")]["value"] == 2.0  # a time: the smallest
+    assert got[(4, "peak_rss_delta_mb")]["value"] == 12.0  # memory: the largest
+    assert "largest" in got[(4, "peak_rss_delta_mb")]["note"]
+    # a failed round does not count; it is named in the note
+    assert got[(4, "transient_points_per_s")]["value"] == 40.0
+    assert "r1 failed" in got[(4, "transient_points_per_s")]["note"]
+    # not a measurement, or no round ok: the first round's row as it was
+    assert got[("", "available")]["status"] == "not available"
+    assert got[(8, "eval_points_per_s")]["status"] == "failed"
+    assert len(got) == 6
+
+
+def test_rounds_alternate_the_sides_and_later_rounds_reuse_the_artifact(tmp_path, monkeypatch):
+    """--rounds 2: ours, reference, ours, reference per cell; rounds after the first reuse
+    the first's compile; the table takes each side's best round; rounds.csv keeps all."""
+    import run
+
+    calls = []
+    speed = {("ours", 0): 300.0, ("reference", 0): 50.0}
+    speed.update({("ours", 1): 200.0, ("reference", 1): 80.0})
+
+    def fake_worker(python, script, side, w, route, batches, a, raw, log, timeout, **kw):
+        k = sum(1 for c in calls if c[:3] == (side, w, route))
+        calls.append((side, w, route, kw.get("compile_mode")))
+        with raw.open("a") as f:
+            for b in batches:
+                r = row(side, w, route, b, "eval_points_per_s", speed[(side, k)], n=3)
+                f.write(json.dumps(r) + "\n")
+
+    monkeypatch.setattr(run, "run_worker", fake_worker)
+    monkeypatch.setattr(run._reference_env, "ensure", lambda log: Path(sys.executable))
+    out = tmp_path / "res"
+    run.main(["--reference", "--rounds", "2", "--workloads", "elasticity", "--routes",
+              "py-eager", "py-aoti", "--reference-routes", "py-eager", "py-aoti", "--batches", "4",
+              "--no-roofline", "--allow-dirty", "--out-dir", str(out)])  # fmt: skip
+    assert [c[:3] for c in calls] == [
+        (s, "elasticity", r) for r in ("py-eager", "py-aoti") for _ in range(2)
+        for s in ("ours", "reference")
+    ]  # fmt: skip
+    assert [c[3] for c in calls] == [None, None, "reuse", "reuse"] * 2
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    ev = {(r["side"], r["route"]): r for r in rows if r["metric"] == "eval_points_per_s"}
+    assert float(ev[("ours", "py-eager")]["value"]) == 300.0
+    assert float(ev[("reference", "py-eager")]["value"]) == 80.0
+    rounds = list(csv.DictReader((out / "rounds.csv").open()))
+    assert sorted(r["round"] for r in rounds) == ["1"] * 4 + ["2"] * 4
+    assert not list(out.glob("rows*.jsonl"))  # removed once the results are written
+
+
+def test_rounds_must_be_positive():
+    import run
+
+    with pytest.raises(SystemExit):
+        run.parse_args(["--rounds", "0", "--allow-dirty"])

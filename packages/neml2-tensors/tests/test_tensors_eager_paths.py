@@ -14,11 +14,11 @@ import math
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from neml2.tensors import SR2, Scalar, seed, sqrt
 from neml2.tensors import _sr2 as sr2_mod
 from neml2.tensors import _vec as vec_mod
-from torch.utils._python_dispatch import TorchDispatchMode
 
 F64 = torch.float64
 
