@@ -46,8 +46,8 @@ CASES = {
     "dev": lambda a, b: a.dev() * b.inner(a),
     "vol": lambda a, b: (a.vol() + b.vol()).norm_sq(),
     "von_mises": lambda a, b: _von_mises(a - b),
-    # plain coefficients: one mapping of A and each tangent eagerly; a coefficient with tangents (b.tr())
-    # or a batch takes the vol/dev sum
+    # plain coefficients: one mapping of A and each tangent eagerly; a coefficient with
+    # tangents (b.tr()) or a batch takes the vol/dev sum
     "isotropic_map": lambda a, b: a.isotropic_map(3.0, Scalar(torch.tensor(0.7, dtype=F64))).inner(
         b
     ),
