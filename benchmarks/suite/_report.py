@@ -108,7 +108,8 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
         "",
         "Cells: median of n repeats ± half the interquartile range (from 4 repeats on; "
         "below that half the range between fastest and slowest). "
-        "Ratio = ours / reference for the same route: for throughput > 1 means ours is "
+        + _rounds_sentence(meta)
+        + "Ratio = ours / reference for the same route: for throughput > 1 means ours is "
         "faster; for latency, memory and compile time < 1 means ours is better. "
         "`skipped (over budget)`: estimated over the per-cell time budget; `failed`: see "
         "results.csv for the error.",
@@ -509,6 +510,8 @@ def readme(meta: dict, out: Path, probe: dict | None = None) -> None:
         lines.append(
             "- `ROOFLINE.md`, `roofline.json`: bandwidth / FLOP probe and the elasticity bound"
         )
+    if (meta.get("args", {}).get("rounds", 1) or 1) > 1:
+        lines.append("- `rounds.csv`: every row of every round (`results.csv` takes the best)")
     lines.append("- `metadata.json`, `run.log`: versions, options, the run's log")
     if meta.get("note"):
         lines += ["", meta["note"]]
@@ -521,9 +524,22 @@ def _dirty(meta) -> str:
     return f" (a dirty tree: {len(paths)} changed paths, in metadata.json)" if paths else ""
 
 
+def _rounds_sentence(meta) -> str:
+    """What a cell is when the run had several rounds (``run.py --rounds``); else ``""``."""
+    n = meta.get("args", {}).get("rounds", 1) or 1
+    if n <= 1:
+        return ""
+    return (
+        f"Each cell ran in {n} rounds, the two sides alternating; a timing is its side's "
+        "best round (the highest throughput, the shortest time; peak memory the largest), "
+        "and its row in results.csv names the round and lists every round's value "
+        "(rounds.csv: all rows of every round). "
+    )
+
+
 def _args(meta):
     a = meta["args"]
-    keys = ("quick", "sides", "device", "batches", "steps")
+    keys = ("quick", "sides", "device", "batches", "steps", "rounds")
     return [f"{k}={v}" for k, v in a.items() if k in keys]
 
 

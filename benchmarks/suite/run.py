@@ -32,6 +32,7 @@ import argparse
 import csv
 import datetime as _dt
 import json
+import math
 import os
 import platform
 import shutil
@@ -648,6 +649,12 @@ def _better(metric: str):
     return None
 
 
+def _measured(r: dict) -> bool:
+    """A row with a finite value and status ok (a NaN timing is never a round's best)."""
+    v = r["value"]
+    return r["status"] == "ok" and isinstance(v, (int, float)) and math.isfinite(v)
+
+
 def best_of_rounds(per_round: list[list[dict]]) -> list[dict]:
     """One row per (side, workload, route, batch, metric) from the rows of each round.
 
@@ -665,15 +672,13 @@ def best_of_rounds(per_round: list[list[dict]]) -> list[dict]:
     out = []
     for key, found in keyed.items():
         pick = _better(key[4])
-        ok = [(k, r) for k, r in found if r["status"] == "ok" and r["value"] is not None]
+        ok = [(k, r) for k, r in found if _measured(r)]
         if pick is None or not ok:
             out.append(found[0][1])
             continue
         k, best = pick(ok, key=lambda kr: kr[1]["value"])
         values = ", ".join(
-            f"r{j + 1} {r['value']:.4g}"
-            if r["status"] == "ok" and r["value"] is not None
-            else f"r{j + 1} {r['status']}"
+            f"r{j + 1} {r['value']:.4g}" if _measured(r) else f"r{j + 1} {r['status']}"
             for j, r in found
         )
         which = "largest" if key[4].endswith("_mb") else "best"

@@ -600,7 +600,9 @@ def test_best_of_rounds_takes_each_measurement_from_its_best_round():
         _r("ours", "peak_rss_delta_mb", 12.0),
         _r("ours", "transient_points_per_s", 40.0),
         _r("ours", "eval_points_per_s", float("nan"), batch=8, status="failed"),
+        _r("ours", "latency_us", float("nan"), batch=1),
     ]
+    r1.append(_r("ours", "latency_us", 90.0, batch=1))
     got = {(r["batch"], r["metric"]): r for r in run.best_of_rounds([r1, r2])}
     assert got[(4, "eval_points_per_s")]["value"] == 250.0
     assert "round 2 of 2 (best; r1 100, r2 250)" in got[(4, "eval_points_per_s")]["note"]
@@ -613,7 +615,9 @@ def test_best_of_rounds_takes_each_measurement_from_its_best_round():
     # not a measurement, or no round ok: the first round's row as it was
     assert got[("", "available")]["status"] == "not available"
     assert got[(8, "eval_points_per_s")]["status"] == "failed"
-    assert len(got) == 6
+    # a NaN is never a round's best, even with status ok
+    assert got[(1, "latency_us")]["value"] == 90.0
+    assert len(got) == 7
 
 
 def test_rounds_alternate_the_sides_and_later_rounds_reuse_the_artifact(tmp_path, monkeypatch):
@@ -651,6 +655,9 @@ def test_rounds_alternate_the_sides_and_later_rounds_reuse_the_artifact(tmp_path
     rounds = list(csv.DictReader((out / "rounds.csv").open()))
     assert sorted(r["round"] for r in rounds) == ["1"] * 4 + ["2"] * 4
     assert not list(out.glob("rows*.jsonl"))  # removed once the results are written
+    assert "Each cell ran in 2 rounds" in (out / "side_by_side.md").read_text()
+    readme = (out / "README.md").read_text()
+    assert "rounds=2" in readme and "`rounds.csv`" in readme
 
 
 def test_rounds_must_be_positive():
