@@ -248,6 +248,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     for k, v in defaults.items():
         if getattr(a, k) is None:
             setattr(a, k, v)
+    if a.rounds < 1:
+        p.error(f"--rounds must be at least 1, got {a.rounds}")
     refused = _device.problem(a.device)
     if refused is not None:
         p.error(refused)
@@ -264,8 +266,6 @@ def parse_args(argv=None) -> argparse.Namespace:
             f"the tree at {a.git['commit']} has uncommitted changes:\n  {shown}{more}\n"
             "commit them (a table comes from one clean commit) or pass --allow-dirty"
         )
-    if a.rounds < 1:
-        p.error(f"--rounds must be at least 1, got {a.rounds}")
     if a.compile_only:
         a.rounds = 1
     if a.reuse_compiled:

@@ -660,8 +660,9 @@ def test_rounds_alternate_the_sides_and_later_rounds_reuse_the_artifact(tmp_path
     assert "rounds=2" in readme and "`rounds.csv`" in readme
 
 
-def test_rounds_must_be_positive():
+def test_rounds_must_be_positive(capsys):
     import run
 
     with pytest.raises(SystemExit):
         run.parse_args(["--rounds", "0", "--allow-dirty"])
+    assert "--rounds must be at least 1, got 0" in capsys.readouterr().err
