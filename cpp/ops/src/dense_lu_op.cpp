@@ -6,7 +6,9 @@
 // torch.linalg.solve_ex gives, up to rounding.
 //
 // CPU, float32 / float64, n <= kMaxN: the interleaved kernel of neml2/ops/dense_lu.h,
-// threaded over blocks of systems with at::parallel_for. Anything else (another device, a
+// threaded over blocks of systems with at::parallel_for, its AVX2 + FMA build where the CPU
+// has them; it reads A with its strides (no contiguous copy where the batch axes collapse
+// into one). Anything else (another device, a
 // larger n, another dtype): the composite kernel, torch.linalg.solve_ex. X is contiguous
 // either way. The fake kernel that torch.export and Inductor trace with is Python's
 // (neml2/aoti/_ops.py). No autograd formula: the Python side calls the operator only for
@@ -60,6 +62,49 @@ dense_lu_solve_composite(const at::Tensor & A, const at::Tensor & B)
   return {X.contiguous(), info}; // the strides neml2.aoti's fake kernel promises
 }
 
+// The kernel compiled twice: for the baseline x86-64 the library targets, and for AVX2 +
+// FMA, taken when the CPU has them (1.3x faster on 19 x 19 systems; its every lane loop
+// is a vector loop). `flatten` inlines the template into the AVX2 function, so the
+// inlined body is compiled for that target.
+template <typename T>
+void
+lu_blocks(const T * a,
+          neml2::ops::Strides sa,
+          T * x,
+          std::int32_t * inf,
+          int64_t first,
+          int64_t last,
+          int64_t n,
+          int64_t k,
+          T * scratch)
+{
+  neml2::ops::dense_lu_solve<T>(a, sa, x, x, inf, first, last, n, k, scratch);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+template <typename T>
+__attribute__((target("avx2,fma"), flatten)) void
+lu_blocks_avx2(const T * a,
+               neml2::ops::Strides sa,
+               T * x,
+               std::int32_t * inf,
+               int64_t first,
+               int64_t last,
+               int64_t n,
+               int64_t k,
+               T * scratch)
+{
+  neml2::ops::dense_lu_solve<T>(a, sa, x, x, inf, first, last, n, k, scratch);
+}
+
+bool
+cpu_has_avx2()
+{
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+#endif
+
 std::tuple<at::Tensor, at::Tensor>
 dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
 {
@@ -68,13 +113,16 @@ dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
   const auto st = A.scalar_type();
   if (n > kMaxN || (st != at::kDouble && st != at::kFloat))
     return dense_lu_solve_composite(A, B);
-  const auto Ac = A.contiguous();
   auto X = B.contiguous().clone(); // solved in place
   const auto batch = A.sizes().slice(0, A.dim() - 2);
   auto info = at::zeros(batch, A.options().dtype(at::kInt));
   const int64_t N = info.numel();
   if (N == 0 || n == 0)
     return {X, info};
+  // one batch axis: a view wherever the batch axes collapse (the kernel reads any strides,
+  // so the seed-major Jacobian of an eager Newton step is read in place), a copy otherwise
+  const auto Ac = A.reshape({N, n, n});
+  const neml2::ops::Strides sa{Ac.stride(0), Ac.stride(1), Ac.stride(2)};
   AT_DISPATCH_FLOATING_TYPES(
       st,
       "neml2::dense_lu_solve",
@@ -85,6 +133,11 @@ dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
         const T * a = Ac.const_data_ptr<T>();
         T * x = X.mutable_data_ptr<T>();
         int32_t * inf = info.mutable_data_ptr<int32_t>();
+        auto * blocks = &lu_blocks<T>;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+        if (cpu_has_avx2())
+          blocks = &lu_blocks_avx2<T>;
+#endif
         // a block of 19 x 19 systems is about 10 us of work: 16 blocks per task
         at::parallel_for(0,
                          (N + W - 1) / W,
@@ -92,8 +145,7 @@ dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
                          [&](int64_t b0, int64_t b1)
                          {
                            std::vector<T> scratch(neml2::ops::dense_lu_scratch<T>(n, k));
-                           neml2::ops::dense_lu_solve<T>(
-                               a, x, x, inf, b0 * W, std::min(b1 * W, N), n, k, scratch.data());
+                           blocks(a, sa, x, inf, b0 * W, std::min(b1 * W, N), n, k, scratch.data());
                          });
       });
   return {X, info};

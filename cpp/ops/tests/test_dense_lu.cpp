@@ -1,7 +1,8 @@
 // Tests of the torch-free batched LU kernel (neml2/ops/dense_lu.h): residuals of random
 // systems of every size 1..40 with 1-3 right-hand sides and batch sizes that leave a
 // partial block, the pivoting (a zero leading entry), singular lanes (info and
-// non-finite results in that lane only), X aliasing B, float and double.
+// non-finite results in that lane only), X aliasing B, float and double, matrices read
+// row-major or in the seed-major layout of an eager Newton step's Jacobian.
 #include "neml2/ops/dense_lu.h"
 
 #include <algorithm>
@@ -25,15 +26,24 @@ static int failures = 0;
 
 template <typename T>
 static void
-run(std::int64_t N, std::int64_t n, std::int64_t k, std::mt19937_64 & g, bool alias)
+run(std::int64_t N,
+    std::int64_t n,
+    std::int64_t k,
+    std::mt19937_64 & g,
+    bool alias,
+    bool seed_major = false)
 {
+  // row-major: (N, n, n); seed-major: (n, N, n), entry (p, i, j) at (j N + p) n + i
+  const neml2::ops::Strides sa =
+      seed_major ? neml2::ops::Strides{n, 1, N * n} : neml2::ops::Strides{n * n, n, 1};
   std::normal_distribution<double> d;
   std::vector<T> A(N * n * n), B(N * n * k), X(N * n * k);
   for (std::int64_t p = 0; p < N; ++p)
     for (std::int64_t i = 0; i < n; ++i)
     {
       for (std::int64_t j = 0; j < n; ++j)
-        A[(p * n + i) * n + j] = T(d(g) + (i == j ? 2.0 * std::sqrt(double(n)) : 0.0));
+        A[p * sa.sp + i * sa.si + j * sa.sj] =
+            T(d(g) + (i == j ? 2.0 * std::sqrt(double(n)) : 0.0));
       for (std::int64_t c = 0; c < k; ++c)
         B[(p * n + i) * k + c] = T(d(g));
     }
@@ -43,7 +53,8 @@ run(std::int64_t N, std::int64_t n, std::int64_t k, std::mt19937_64 & g, bool al
   std::vector<T> scratch(neml2::ops::dense_lu_scratch<T>(n, k));
   std::vector<T> Bcopy = B;
   T * out = alias ? B.data() : X.data();
-  neml2::ops::dense_lu_solve<T>(A.data(), B.data(), out, info.data(), 0, N, n, k, scratch.data());
+  neml2::ops::dense_lu_solve<T>(
+      A.data(), sa, B.data(), out, info.data(), 0, N, n, k, scratch.data());
   const double tol = (sizeof(T) == 4 ? 1e-5 : 1e-13) * double(n); // rounding grows with n
   double worst = 0;
   for (std::int64_t p = 0; p < N; ++p)
@@ -60,16 +71,17 @@ run(std::int64_t N, std::int64_t n, std::int64_t k, std::mt19937_64 & g, bool al
       {
         double s = -double(Bcopy[(p * n + i) * k + c]);
         for (std::int64_t j = 0; j < n; ++j)
-          s += double(A[(p * n + i) * n + j]) * double(out[(p * n + j) * k + c]);
+          s += double(A[p * sa.sp + i * sa.si + j * sa.sj]) * double(out[(p * n + j) * k + c]);
         worst = std::max(worst, std::isfinite(s) ? std::abs(s) : INFINITY);
       }
   }
   CHECK(worst <= tol,
-        "N=%lld n=%lld k=%lld alias=%d: residual %.3e",
+        "N=%lld n=%lld k=%lld alias=%d seed_major=%d: residual %.3e",
         (long long)N,
         (long long)n,
         (long long)k,
         int(alias),
+        int(seed_major),
         worst);
 }
 
@@ -91,7 +103,7 @@ singular_lane()
   std::vector<std::int32_t> info(N, -1);
   std::vector<T> scratch(neml2::ops::dense_lu_scratch<T>(n, 1));
   neml2::ops::dense_lu_solve<T>(
-      A.data(), B.data(), X.data(), info.data(), 0, N, n, 1, scratch.data());
+      A.data(), {n * n, n, 1}, B.data(), X.data(), info.data(), 0, N, n, 1, scratch.data());
   for (std::int64_t p = 0; p < N; ++p)
   {
     const int want = p == 4 ? 2 : p == 9 ? 1 : 0;
@@ -123,6 +135,11 @@ main()
   run<double>(8, 19, 1, g, true);  // exactly one block
   run<double>(1, 19, 1, g, false); // one system, seven padded lanes
   run<float>(16, 7, 1, g, false);
+  for (std::int64_t n : {1, 2, 7, 19, 33})
+  {
+    run<double>(37, n, 1, g, false, true); // a partial block read seed-major
+    run<float>(37, n, 2, g, true, true);
+  }
   singular_lane<double>();
   singular_lane<float>();
   if (failures)

@@ -74,6 +74,27 @@ def test_empty_batch_and_noncontiguous():
     assert ((X - Xr).abs().max() <= 1e-12).item()
 
 
+@pytest.mark.parametrize("n", [1, 7, 19])
+def test_strided_matrices_give_the_contiguous_bits(n):
+    """A of any strides: the seed-major Jacobian of an eager Newton step
+    ((n, N, n) viewed as (N, n, n)), two batch axes that collapse, two that do not (a
+    copy), and a matrix broadcast over the batch (stride 0): the same bits as the
+    contiguous matrices."""
+    A, B = _systems((37,), n, 1)
+    seed_major = A.permute(2, 0, 1).contiguous().permute(1, 2, 0)
+    assert n == 1 or seed_major.stride() == (n, 1, 37 * n)
+    cases = [
+        (seed_major, B),
+        (A.reshape(37, 1, n, n).expand(37, 3, n, n), B.unsqueeze(1).expand(37, 3, n, 1)),
+        (A[:36].reshape(6, 6, n, n).transpose(0, 1), B[:36].reshape(6, 6, n, 1).transpose(0, 1)),
+        (A[:1].expand(37, n, n), B),
+    ]
+    for a, b in cases:
+        X, info = op(a, b)
+        Xc, infoc = op(a.contiguous(), b.contiguous())
+        assert torch.equal(X, Xc) and torch.equal(info, infoc) and X.is_contiguous()
+
+
 def test_threads_give_the_same_bits():
     A, B = _systems((4096,), 7, 1)
     threads = torch.get_num_threads()

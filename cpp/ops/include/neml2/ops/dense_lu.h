@@ -43,14 +43,24 @@ dense_lu_scratch(std::int64_t n, std::int64_t k)
   return static_cast<std::size_t>(n * n + n * k) * lanes<T>();
 }
 
+/// Element strides of the matrices A: entry (i, j) of system p is A[p sp + i si + j sj].
+/// Row-major matrices one after the other are {n n, n, 1}; the Jacobian an eager Newton
+/// step assembles seed-major, (n, N, n) viewed as (N, n, n), is {n, 1, N n}: its
+/// transposing copy would cost about as much as the factorization itself.
+struct Strides
+{
+  std::int64_t sp, si, sj;
+};
+
 /// Solve A_p X_p = B_p for the systems p in [first, last).
 ///
-/// A: (N, n, n) row-major, one matrix after the other; B and X: (N, n, k); info: (N).
+/// A: N matrices n x n laid out by `sa`; B and X: (N, n, k) contiguous; info: (N).
 /// X may alias B. scratch: dense_lu_scratch<T>(n, k) entries, owned by the caller (one
 /// per thread).
 template <typename T>
 void
 dense_lu_solve(const T * A,
+               Strides sa,
                const T * B,
                T * X,
                std::int32_t * info,
@@ -63,7 +73,7 @@ dense_lu_solve(const T * A,
   constexpr int W = lanes<T>();
   T * a = scratch;       // a[(i n + j) W + l]: entry (i, j) of lane l
   T * r = a + n * n * W; // r[(i k + c) W + l]: right-hand side c, row i, lane l
-  const std::int64_t nn = n * n, nk = n * k;
+  const std::int64_t nk = n * k;
   for (std::int64_t p0 = first; p0 < last; p0 += W)
   {
     const int w = static_cast<int>(std::min<std::int64_t>(W, last - p0));
@@ -71,10 +81,11 @@ dense_lu_solve(const T * A,
     for (int l = 0; l < W; ++l)
     {
       const std::int64_t p = p0 + (l < w ? l : 0);
-      const T * Ap = A + p * nn;
+      const T * Ap = A + p * sa.sp;
       const T * Bp = B + p * nk;
-      for (std::int64_t e = 0; e < nn; ++e)
-        a[e * W + l] = Ap[e];
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+          a[(i * n + j) * W + l] = Ap[i * sa.si + j * sa.sj];
       for (std::int64_t e = 0; e < nk; ++e)
         r[e * W + l] = Bp[e];
     }
