@@ -77,6 +77,19 @@ def test_failed_chunk_names_its_points(tmp_path):
         _solve(model, (20,))
 
 
+def test_chunks_are_as_equal_as_can_be(tmp_path):
+    """20 points at most 15 a time: two chunks of 10 (not 15 and 5); the error of a
+    failed chunk names its points and the chunk size."""
+    model, _, _ = _model(tmp_path, "max_points_per_solve = 15", "max_its = 1")
+    with pytest.raises(ConvergenceError, match=r"points \[0, 10\) of 20: solved 10 at a time"):
+        _solve(model, (20,))
+    ok, _, _ = _model(tmp_path, "max_points_per_solve = 15")
+    whole, _, _ = _model(tmp_path)
+    torch.testing.assert_close(
+        _solve(ok, (20,))[0].data, _solve(whole, (20,))[0].data, rtol=0, atol=1e-11
+    )
+
+
 def test_negative_option_names_its_line(tmp_path):
     with pytest.raises(FatalError) as e:
         _model(tmp_path, "max_points_per_solve = -3")
