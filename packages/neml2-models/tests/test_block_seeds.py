@@ -96,9 +96,41 @@ SUM = dict(
 )
 
 
-def _model(tmp_path, kind):
+# a per-grain residual that reads its own grain only: the x block is grain-diagonal
+DIAG = dict(
+    coupling="[half]\n    type = ScalarLinearCombination\n    from = 'x'\n    to = 'xh'\n"
+    "    weights = '0.5'\n  []",
+    coupling_name="half",
+    grain_term="xh",
+)
+
+SCHUR = """
+[Solvers]
+  [newton]
+    type = Newton
+    rel_tol = 0
+    abs_tol = 1e-12
+    linear_solver = 'schur'
+  []
+  [lu]
+    type = DenseLU
+  []
+  [schur]
+    type = SchurComplement
+    primary_solver = 'lu'
+    schur_solver = 'lu'
+  []
+[]
+"""
+
+
+def _model(tmp_path, kind, schur=False, structure="block dense"):
+    text = textwrap.dedent(SYSTEM).lstrip().format(**kind)
+    if schur:
+        text = text[: text.index("[Solvers]")] + textwrap.dedent(SCHUR).lstrip()
+    text = text.replace("structure = 'block dense'", f"structure = '{structure}'")
     p = tmp_path / "block.i"
-    p.write_text(textwrap.dedent(SYSTEM).lstrip().format(**kind))
+    p.write_text(text)
     return load_model(p, "model")
 
 
@@ -228,3 +260,23 @@ def test_traced_solve_uses_block_seeds_only_once_checked(tmp_path, monkeypatch):
     for a, b, c in zip(got, want, unchecked, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-14)
         torch.testing.assert_close(c, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind, grains", [(DIAG, True), (MEAN, False), (SUM, False)])
+def test_schur_solves_grain_by_grain_where_no_grain_reads_another(tmp_path, kind, grains):
+    """With a Schur complement whose primary group is the block group, the primary block
+    is solved grain by grain only where it is block-diagonal over the grains (checked
+    with the block seeds): not where a grain's residual reads the mean of x (MEAN), nor
+    where block seeds do not apply (SUM). The answer is the dense solve's either way."""
+    model = _model(tmp_path, kind, schur=True)
+    _, x, y = _solve(model, (5,))
+    assert model._grain_ok is grains
+    assert (model._schur.grains is not None) is grains
+    if grains:
+        rows, cols = model._schur.grains
+        assert rows.tolist() == cols.tolist() == [[g] for g in range(G)]
+    dense = _model(tmp_path, kind, schur=True, structure="dense dense")
+    _, x0, y0 = _solve(dense, (5,))
+    assert dense._schur.grains is None
+    torch.testing.assert_close(x, x0, rtol=0, atol=1e-11)
+    torch.testing.assert_close(y, y0, rtol=0, atol=1e-11)

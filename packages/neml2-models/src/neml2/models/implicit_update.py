@@ -287,6 +287,10 @@ class ImplicitUpdate(Model):
         self._block_u = {u for i in blocks for u in system.unknown_groups[i]}
         self._block_r = {r for i in blocks for r in system.residual_groups[i]}
         self._block_ok: bool | None = None  # checked against the full Jacobian once
+        # whether the Schur complement's primary block is block-diagonal over the grains
+        # (no grain's residual reads another grain's unknowns, not even through a mean);
+        # checked with _block_ok
+        self._grain_ok = False
 
     # ------------------------------------------------------------------ pieces
     def _guess(self, values: dict[str, TensorWrapper]) -> dict[str, TensorWrapper]:
@@ -417,6 +421,45 @@ class ImplicitUpdate(Model):
 
         return fn
 
+    def _grain_blocks(self, ulay: Layout, rlay: Layout, like: torch.Tensor):
+        """``(rows, cols)``, ``(G, m)`` positions in the Schur complement's primary block of
+        each grain's residuals and unknowns, where the primary groups are the 'block'
+        groups (whose Jacobian block the block seeds make block-diagonal over the grains);
+        else None. Variables are flattened sub-batch first, so entry ``j`` of grain ``g``
+        of a variable of ``k`` entries per grain at offset ``o`` sits at ``o + g k + j``."""
+        schur = self._schur
+        ug = self.system.unknown_groups[schur.opts["unknown_primary_group"]]
+        rg = self.system.residual_groups[schur.opts["residual_primary_group"]]
+        if not (set(ug) <= self._block_u and set(rg) <= self._block_r):
+            return None
+
+        def positions(lay: Layout, names) -> list[list[int]] | None:
+            # plain ints (a traced solve bakes them into its graph as constants)
+            slots = [
+                (s, o) for s, o in zip(lay.slots, lay.offsets, strict=False) if s.name in names
+            ]
+            if not slots or any(len(s.sub) != 1 for s, _ in slots):
+                return None
+            grains = {s.sub[0] for s, _ in slots}
+            if len(grains) != 1:
+                return None
+            (G,) = grains
+            return [
+                [o + g * (s.size // G) + j for s, o in slots for j in range(s.size // G)]
+                for g in range(G)
+            ]
+
+        rows, cols = positions(rlay, set(rg)), positions(ulay, set(ug))
+        p = schur.n_primary
+        if rows is None or cols is None or len(rows) != len(cols) or len(rows[0]) != len(cols[0]):
+            return None
+        if max(map(max, rows)) >= p or max(map(max, cols)) >= p:
+            return None  # the primary groups are not the leading entries
+        return (
+            torch.tensor(rows, dtype=torch.int64, device=like.device),
+            torch.tensor(cols, dtype=torch.int64, device=like.device),
+        )
+
     def _jacobian_fn(self, fn, given, ulay, rlay, u0, args):
         """*fn*, or the block-seeded one where it gives the same Jacobian: checked once per
         model, eagerly, against *fn*'s near the first solve's initial guess (moved by a
@@ -443,7 +486,23 @@ class ImplicitUpdate(Model):
                 return fn
             tol = 1e-12 * float(finite.abs().max())
             self._block_ok = bool(torch.allclose(Jb, J, rtol=1e-10, atol=tol, equal_nan=True))
+            self._grain_ok = self._block_ok and self._off_grain_zero(J, ulay, rlay, tol)
         return blocked if self._block_ok else fn
+
+    def _off_grain_zero(self, J: torch.Tensor, ulay: Layout, rlay: Layout, tol: float) -> bool:
+        """Whether *J*'s primary block is zero (within *tol*) outside the grains' blocks."""
+        if self._schur is None:
+            return False
+        grains = self._grain_blocks(ulay, rlay, J)
+        if grains is None:
+            return False
+        rows, cols = grains
+        p = self._schur.n_primary
+        inside = torch.zeros(p, p, dtype=torch.bool, device=J.device)
+        inside[rows.unsqueeze(-1), cols.unsqueeze(-2)] = True
+        off = J[..., :p, :p][..., ~inside]
+        off = off[torch.isfinite(off)]
+        return bool((off.abs() <= tol).all())
 
     def _solve(self, values: dict[str, TensorWrapper]):
         """Primal solve: the typed unknowns at the solution, plus layouts for derivatives."""
@@ -470,6 +529,9 @@ class ImplicitUpdate(Model):
         with torch.no_grad() if torch.is_grad_enabled() else contextlib.nullcontext():
             args = [d.detach() for d in datas]
             jac_fn = self._jacobian_fn(fn, given, ulay, rlay, u0.detach(), args)
+            if self._schur is not None and jac_fn is not fn and self._grain_ok:
+                # the primary block is block-diagonal over the grains: G small solves
+                self._schur.split(self._schur.n_primary, self._grain_blocks(ulay, rlay, u0))
             extra = {} if per_point is None else {"per_point": per_point}
             res = self.solver.solve(jac_fn, u0.detach(), *args, residual=residual, **extra)
         if per_point is not None:  # the per-point status on the batch's own axes

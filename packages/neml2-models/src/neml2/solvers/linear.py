@@ -176,6 +176,8 @@ class SchurComplement(LinearSolver):
         schur: the solver of the Schur complement ``S``.
         n_primary: the size of the primary block (entries of the flat unknown
             vector), ``None`` until :meth:`split` is called.
+        grains: ``(rows, cols)``, two ``(G, m)`` integer tensors, where the primary block
+            is block-diagonal over ``G`` grains (set by :meth:`split`), else ``None``.
     """
 
     fields = (
@@ -206,6 +208,7 @@ class SchurComplement(LinearSolver):
         self.primary = primary or DenseLU()
         self.schur = schur or DenseLU()
         self.n_primary: int | None = None
+        self.grains: tuple[torch.Tensor, torch.Tensor] | None = None
 
     @classmethod
     def from_hit(cls, node, ctx):
@@ -232,15 +235,40 @@ class SchurComplement(LinearSolver):
                 subs[key] = ctx.object("Solvers", values[key], node.param(key).location)
         return cls(primary=subs.get("primary_solver"), schur=subs.get("schur_solver"), **values)
 
-    def split(self, n_primary: int) -> None:
+    def split(self, n_primary: int, grains=None) -> None:
         """Set the size of the primary block (``ImplicitUpdate`` calls this before a solve).
 
         Args:
             n_primary: the number of entries of the flat unknown vector in the
                 primary group: the first *n_primary* rows and columns of ``A``
                 form ``A_pp``.
+            grains (tuple[torch.Tensor, torch.Tensor] | None): ``(rows, cols)``, two
+                ``(G, m)`` integer tensors (positions in ``A_pp``) where ``A_pp`` is
+                block-diagonal over ``G`` grains: the rows ``rows[g]`` have their
+                non-zeros in the columns ``cols[g]`` only, and ``cols`` lists every
+                column once. ``A_pp`` is then solved as ``G`` systems of ``m x m`` per
+                point (a Taylor model of 5 grains, 10 unknowns each: 5 LUs of 10 x 10
+                instead of one of 50 x 50). ``None`` (the default): one dense solve.
         """
         self.n_primary = n_primary
+        self.grains = grains
+
+    def _solve_primary(self, App: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        """``A_pp⁻¹ B`` for ``B (*B, p, k)``: dense, or grain by grain (:meth:`split`)."""
+        if self.grains is None:
+            return self.primary.solve(App, B)
+        rows, cols = self.grains
+        G, m = rows.shape
+        p = App.shape[-1]
+        # a gather on the flattened matrices: 1.5x faster than advanced indexing and 2x
+        # faster than index_select (1000 Taylor points, 5 grains of 10: 2.4 ms)
+        entries = (rows.unsqueeze(-1) * p + cols.unsqueeze(-2)).flatten()
+        flat = App.reshape(-1, p * p)
+        A = torch.gather(flat, 1, entries.expand(flat.shape[0], -1))
+        A = A.reshape(*App.shape[:-2], G, m, m)
+        Bg = B.index_select(-2, rows.flatten()).unflatten(-2, (G, m))
+        X = self.primary.solve(A, Bg)  # (*B, G, m, k), at the columns cols
+        return X.flatten(-3, -2).index_select(-2, torch.argsort(cols.flatten()))
 
     def solve(self, A, b):
         """Solve ``A x = b`` at every batch point by block elimination.
@@ -265,7 +293,7 @@ class SchurComplement(LinearSolver):
         Asp, Ass = A[..., p:, :p], A[..., p:, p:]
         bp, bs = B[..., :p, :], B[..., p:, :]
         # one primary solve for both A_ps and b_p
-        Y = self.primary.solve(App, torch.cat([Aps, bp], dim=-1))
+        Y = self._solve_primary(App, torch.cat([Aps, bp], dim=-1))
         Z, y = Y[..., :, : Ass.shape[-1]], Y[..., :, Ass.shape[-1] :]
         S = Ass - Asp @ Z
         xs = self.schur.solve(S, bs - Asp @ y)
