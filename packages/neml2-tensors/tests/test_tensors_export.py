@@ -120,3 +120,33 @@ def test_export_handles_matmul_operator():
     ep = torch.export.export(M(), (e,), dynamic_shapes=shapes)
     x = SR2(torch.rand(1, 6, dtype=F64))
     torch.testing.assert_close(ep.module()(x).data, M()(x).data)
+
+
+class SmallProducts(torch.nn.Module):
+    """R2 @ R2, R2 @ Vec, SSR4 @ SR2, SR2 @ SSR4, SSR4 @ SSR4, with tangents."""
+
+    def forward(self, a: nt.R2, v: nt.Vec, C: SSR4, e: SR2):
+        a = nt.seed(a, "a")
+        e = nt.seed(e, "e")
+        out = (nt.matmul(a, a), nt.matmul(a, v), nt.matmul(C, e), nt.matmul(e, C))
+        out = (*out, nt.matmul(C, C))
+        return [(x.data, *(x.tangents or {}).values()) for x in out]
+
+
+def test_export_contracts_small_matrices_without_matmul():
+    """Traced, the small products are broadcast products summed (Inductor fuses those
+    into the kernels around them; a bmm stays an external call per product): the
+    exported graph has no bmm / matmul / einsum, and its values are the eager ones."""
+    g = torch.Generator().manual_seed(0)
+    args = (
+        nt.R2(torch.rand(4, 3, 3, generator=g, dtype=F64)),
+        nt.Vec(torch.rand(4, 3, generator=g, dtype=F64)),
+        SSR4(torch.rand(4, 6, 6, generator=g, dtype=F64)),
+        SR2(torch.rand(4, 6, generator=g, dtype=F64)),
+    )
+    ep = torch.export.export(SmallProducts(), args)
+    targets = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+    assert not {t for t in targets if any(k in t for k in ("bmm", "matmul", "einsum", ".mm."))}
+    got, want = ep.module()(*args), SmallProducts()(*args)
+    for a, b in zip(pytree.tree_leaves(got), pytree.tree_leaves(want), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-14, atol=1e-14)

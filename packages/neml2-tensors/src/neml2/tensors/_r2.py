@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from neml2.tensors import _small_matmul as small
 from neml2.tensors import _tangents as T
 from neml2.tensors._base import TensorWrapper, register_matmul
 from neml2.tensors._broadcast import align
@@ -216,11 +217,11 @@ class R2(TensorWrapper, FactoryMixin):
 
 
 def _mm(a, b):
-    return a @ b
+    return small.mm(a, b) if small.traced() else a @ b
 
 
 def _mv(a, v):
-    return (a @ v.unsqueeze(-1)).squeeze(-1)
+    return small.mv(a, v) if small.traced() else (a @ v.unsqueeze(-1)).squeeze(-1)
 
 
 def _register():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from neml2.tensors import _small_matmul as small
 from neml2.tensors import _tangents as T
 from neml2.tensors._base import TensorWrapper, register_matmul
 from neml2.tensors._broadcast import align
@@ -240,15 +241,15 @@ class SSR4(TensorWrapper, FactoryMixin):
 
 
 def _mv(c, e):
-    return torch.einsum("...ij,...j->...i", c, e)
+    return small.mv(c, e) if small.traced() else torch.einsum("...ij,...j->...i", c, e)
 
 
 def _vm(e, c):
-    return torch.einsum("...i,...ij->...j", e, c)
+    return small.vm(e, c) if small.traced() else torch.einsum("...i,...ij->...j", e, c)
 
 
 def _mm(c, d):
-    return c @ d
+    return small.mm(c, d) if small.traced() else c @ d
 
 
 def _register():
