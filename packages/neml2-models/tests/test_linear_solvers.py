@@ -48,7 +48,10 @@ def _grain_system(G=3, sizes=(2, 1), ns=4, batch=(7, 3), seed=0):
     m = sum(sizes)
     p = G * m
     offsets = [G * sum(sizes[:i]) for i in range(len(sizes))]
-    pos = [[o + g * k + j for o, k in zip(offsets, sizes) for j in range(k)] for g in range(G)]
+    pos = [
+        [o + g * k + j for o, k in zip(offsets, sizes, strict=True) for j in range(k)]
+        for g in range(G)
+    ]
     g = torch.Generator().manual_seed(seed)
     A = torch.rand(*batch, p + ns, p + ns, generator=g, dtype=torch.float64)
     inside = torch.zeros(p, p, dtype=torch.bool)
