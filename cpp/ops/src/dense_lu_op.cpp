@@ -6,13 +6,12 @@
 // torch.linalg.solve_ex gives, up to rounding.
 //
 // CPU, float32 / float64, n <= kMaxN: the interleaved kernel of neml2/ops/dense_lu.h,
-// threaded over blocks of systems with at::parallel_for, its AVX2 + FMA build where the CPU
-// has them; it reads A with its strides (no contiguous copy where the batch axes collapse
-// into one). Anything else (another device, a
-// larger n, another dtype): the composite kernel, torch.linalg.solve_ex. X is contiguous
-// either way. The fake kernel that torch.export and Inductor trace with is Python's
-// (neml2/aoti/_ops.py). No autograd formula: the Python side calls the operator only for
-// tensors that need no gradient.
+// threaded over blocks of systems with at::parallel_for, its AVX2 + FMA build where the
+// CPU has them; it reads A with its strides (no contiguous copy where the batch axes
+// collapse into one). Anything else (another device, a larger n, another dtype): the
+// composite kernel, torch.linalg.solve_ex. X is contiguous either way. The fake kernel
+// that torch.export and Inductor trace with is Python's (neml2/aoti/_ops.py). No autograd
+// formula: the Python side calls the operator only for tensors that need no gradient.
 //
 // The operator is registered when this library loads, unless the process already has it
 // (a C++ host that links libneml2 and also embeds Python, whose neml2.aoti loads the
