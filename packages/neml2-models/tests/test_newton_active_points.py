@@ -145,3 +145,64 @@ def test_a_point_whose_extra_step_leaves_the_tolerance_goes_on():
     assert abs(want.u[0].item()) < 1e-15  # the root, reached from u < 0
     for a, b in ((got.u, want.u), (got.iterations, want.iterations)):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def _fields(res):
+    return [
+        getattr(res, f) for f in ("u", "iterations", "converged", "residual_norm", "initial_norm")
+    ]
+
+
+class _Linear:
+    """``r = s (u - a)``: one Newton step is exact. Logs which function each call was."""
+
+    def __init__(self):
+        self.calls: list[str] = []
+
+    def fn(self, u, a, s):
+        self.calls.append("fn")
+        return (u - a) * s, torch.diag_embed(s.expand_as(u))
+
+    def residual(self, u, a, s):
+        self.calls.append("residual")
+        return (u - a) * s
+
+
+def test_after_a_one_step_solve_the_first_iterate_has_no_jacobian():
+    """A solve that stopped after one iteration arms the next one to evaluate its first
+    iterate with ``residual`` alone (its Jacobian would go unused when it is the last):
+    the same answer, bit for bit, with one evaluation with the Jacobian fewer."""
+    solver, sys = Newton(), _Linear()
+    u0 = torch.zeros(7, 1, dtype=F64)
+    pp = (True, False)
+    first = solver.solve(sys.fn, u0, SHIFT, SCALE, residual=sys.residual, per_point=pp)
+    assert sys.calls == ["fn", "fn"] and int(first.iterations) == 1
+    sys.calls.clear()
+    second = solver.solve(sys.fn, u0, SHIFT, SCALE, residual=sys.residual, per_point=pp)
+    assert sys.calls == ["fn", "residual"]
+    for a, b in zip(_fields(first), _fields(second), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_a_probe_that_does_not_settle_goes_on_with_the_jacobian():
+    """Armed by a one-step solve, a solve that needs more iterations evaluates the first
+    iterate again with ``fn`` and goes on as the plain loop does (the same answer bit
+    for bit); it then disarms the next solve."""
+    solver, lin, atan = Newton(max_its=40), _Linear(), _Recorder()
+    pp = (True, False)
+    solver.solve(
+        lin.fn, torch.zeros(7, 1, dtype=F64), SHIFT, SCALE, residual=lin.residual, per_point=pp
+    )
+    calls = []
+    fn = lambda *a: (calls.append("fn"), atan.fn(*a))[1]  # noqa: E731
+    res = lambda *a: (calls.append("residual"), atan.residual(*a))[1]  # noqa: E731
+    got = solver.solve(fn, U0_NEAR, SHIFT, SCALE, residual=res, per_point=pp)
+    assert calls[:3] == ["fn", "residual", "fn"] and calls.count("residual") == 1
+    want = Newton(max_its=40).solve(
+        atan.fn, U0_NEAR, SHIFT, SCALE, residual=atan.residual, per_point=pp
+    )
+    for a, b in zip(_fields(got), _fields(want), strict=True):
+        assert torch.equal(a, b)
+    calls.clear()
+    solver.solve(fn, U0_NEAR, SHIFT, SCALE, residual=res, per_point=pp)
+    assert "residual" not in calls  # disarmed: the last solve took more than one iteration
