@@ -65,35 +65,21 @@ dense_lu_solve_composite(const at::Tensor & A, const at::Tensor & B)
 // FMA, taken when the CPU has them (1.3x faster on 19 x 19 systems; its every lane loop
 // is a vector loop). `flatten` inlines the template into the AVX2 function, so the
 // inlined body is compiled for that target.
-template <typename T>
-void
-lu_blocks(const T * a,
-          neml2::ops::Strides sa,
-          T * x,
-          std::int32_t * inf,
-          int64_t first,
-          int64_t last,
-          int64_t n,
-          int64_t k,
-          T * scratch)
-{
-  neml2::ops::dense_lu_solve<T>(a, sa, x, x, inf, first, last, n, k, scratch);
-}
-
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 template <typename T>
 __attribute__((target("avx2,fma"), flatten)) void
-lu_blocks_avx2(const T * a,
-               neml2::ops::Strides sa,
-               T * x,
-               std::int32_t * inf,
-               int64_t first,
-               int64_t last,
-               int64_t n,
-               int64_t k,
-               T * scratch)
+dense_lu_solve_avx2(const T * A,
+                    neml2::ops::Strides sa,
+                    const T * B,
+                    T * X,
+                    std::int32_t * info,
+                    int64_t first,
+                    int64_t last,
+                    int64_t n,
+                    int64_t k,
+                    T * scratch)
 {
-  neml2::ops::dense_lu_solve<T>(a, sa, x, x, inf, first, last, n, k, scratch);
+  neml2::ops::dense_lu_solve<T>(A, sa, B, X, info, first, last, n, k, scratch);
 }
 
 bool
@@ -132,10 +118,10 @@ dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
         const T * a = Ac.const_data_ptr<T>();
         T * x = X.mutable_data_ptr<T>();
         int32_t * inf = info.mutable_data_ptr<int32_t>();
-        auto * blocks = &lu_blocks<T>;
+        auto * solve = &neml2::ops::dense_lu_solve<T>;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
         if (cpu_has_avx2())
-          blocks = &lu_blocks_avx2<T>;
+          solve = &dense_lu_solve_avx2<T>;
 #endif
         // a block of 19 x 19 systems is about 10 us of work: 16 blocks per task
         at::parallel_for(0,
@@ -144,7 +130,8 @@ dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
                          [&](int64_t b0, int64_t b1)
                          {
                            std::vector<T> scratch(neml2::ops::dense_lu_scratch<T>(n, k));
-                           blocks(a, sa, x, inf, b0 * W, std::min(b1 * W, N), n, k, scratch.data());
+                           solve(
+                               a, sa, x, x, inf, b0 * W, std::min(b1 * W, N), n, k, scratch.data());
                          });
       });
   return {X, info};
