@@ -7,7 +7,7 @@ import torch
 from neml2.tensors import _small_matmul as small
 from neml2.tensors import _tangents as T
 from neml2.tensors._base import TensorWrapper, register_matmul
-from neml2.tensors._broadcast import align
+from neml2.tensors._broadcast import _tracing, align
 from neml2.tensors._factories import FactoryMixin, base_stack, constant
 from neml2.tensors._mandel import full_to_mandel, full_to_skew
 from neml2.tensors._tangents import Dual
@@ -217,11 +217,11 @@ class R2(TensorWrapper, FactoryMixin):
 
 
 def _mm(a, b):
-    return small.mm(a, b) if small.traced() else a @ b
+    return small.mm(a, b) if _tracing() else a @ b
 
 
 def _mv(a, v):
-    return small.mv(a, v) if small.traced() else (a @ v.unsqueeze(-1)).squeeze(-1)
+    return small.mv(a, v) if _tracing() else (a @ v.unsqueeze(-1)).squeeze(-1)
 
 
 def _register():

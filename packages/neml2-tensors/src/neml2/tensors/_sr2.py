@@ -10,15 +10,10 @@ from __future__ import annotations
 import torch
 
 from neml2.tensors._base import TensorWrapper
-from neml2.tensors._broadcast import align
+from neml2.tensors._broadcast import _tracing, align
 from neml2.tensors._factories import FactoryMixin, base_stack
 from neml2.tensors._mandel import SQRT2, mandel_to_full
 from neml2.tensors._vec import dot_raw, outer_raw
-
-
-def _tracing() -> bool:
-    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
-
 
 #: ``(dtype, device) -> (6,)`` mask ``(1, 1, 1, 0, 0, 0) / 3``, built once (eager path)
 _VOL_MASKS: dict = {}

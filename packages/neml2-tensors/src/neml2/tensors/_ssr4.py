@@ -11,7 +11,7 @@ import torch
 from neml2.tensors import _small_matmul as small
 from neml2.tensors import _tangents as T
 from neml2.tensors._base import TensorWrapper, register_matmul
-from neml2.tensors._broadcast import align
+from neml2.tensors._broadcast import _tracing, align
 from neml2.tensors._factories import FactoryMixin, _opts
 from neml2.tensors._mandel import full_to_ssr4, ssr4_to_full
 
@@ -241,15 +241,15 @@ class SSR4(TensorWrapper, FactoryMixin):
 
 
 def _mv(c, e):
-    return small.mv(c, e) if small.traced() else torch.einsum("...ij,...j->...i", c, e)
+    return small.mv(c, e) if _tracing() else torch.einsum("...ij,...j->...i", c, e)
 
 
 def _vm(e, c):
-    return small.vm(e, c) if small.traced() else torch.einsum("...i,...ij->...j", e, c)
+    return small.vm(e, c) if _tracing() else torch.einsum("...i,...ij->...j", e, c)
 
 
 def _mm(c, d):
-    return small.mm(c, d) if small.traced() else c @ d
+    return small.mm(c, d) if _tracing() else c @ d
 
 
 def _register():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from neml2.tensors._base import TensorWrapper
-from neml2.tensors._broadcast import align
+from neml2.tensors._broadcast import _tracing, align
 from neml2.tensors._factories import FactoryMixin, base_stack
 
 
@@ -18,10 +18,6 @@ def cross_raw(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 #: eager :func:`dot_raw` contracts with ``einsum`` above this many broadcast products
 _EINSUM_MIN = 16384
-
-
-def _tracing() -> bool:
-    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
 
 
 def _broadcast_numel(a: torch.Tensor, b: torch.Tensor) -> int:
