@@ -280,3 +280,25 @@ def test_schur_solves_grain_by_grain_where_no_grain_reads_another(tmp_path, kind
     assert dense._schur.grains is None
     torch.testing.assert_close(x, x0, rtol=0, atol=1e-11)
     torch.testing.assert_close(y, y0, rtol=0, atol=1e-11)
+
+
+def test_off_grain_check_fails_on_coupling_and_on_nothing_finite(tmp_path):
+    """The primary block counts as grain-diagonal only where every finite entry off the
+    grains' blocks is zero: a coupling entry, or off-block entries that are all NaN
+    (nothing to decide on), leave the dense solve."""
+    model = _model(tmp_path, DIAG, schur=True)
+    given = {n: v for n, v in _given((3,)).items() if not n.endswith("~1")}
+    guess = {"x": Scalar(torch.zeros(3, G, dtype=F64), 1), "y": Scalar(torch.zeros(3, dtype=F64))}
+    ulay, rlay, _, _ = model._layouts(given, guess)
+    model._schur.split(G)
+    J = torch.eye(G + 1, dtype=F64).expand(3, G + 1, G + 1).clone()
+    assert model._off_grain_zero(J, ulay, rlay, 1e-12)
+    coupled = J.clone()
+    coupled[1, 0, 1] = 1e-3
+    assert not model._off_grain_zero(coupled, ulay, rlay, 1e-12)
+    nan = J.clone()
+    nan[..., :G, :G] = torch.where(torch.eye(G, dtype=torch.bool), 1.0, torch.nan)
+    assert not model._off_grain_zero(nan, ulay, rlay, 1e-12)
+    one_bad_point = J.clone()
+    one_bad_point[0, :G, :G] = torch.nan  # a NaN point does not decide for the others
+    assert model._off_grain_zero(one_bad_point, ulay, rlay, 1e-12)

@@ -44,7 +44,9 @@ def _grain_system(G=3, sizes=(2, 1), ns=4, batch=(7, 3), seed=0):
     """``A (*batch, n, n)`` whose primary block (the first ``p = G * sum(sizes)`` rows and
     columns) couples each grain's entries only: variables of ``sizes`` entries per grain,
     flattened variable by variable and grain-major within one (the layout of an implicit
-    update's unknowns), then ``ns`` secondary unknowns coupled to everything."""
+    update's unknowns), then ``ns`` secondary unknowns coupled to everything. Returns
+    ``A``, ``p``, the grains' positions ``(G, m)`` and the ``(p, p)`` mask of the grains'
+    blocks."""
     m = sum(sizes)
     p = G * m
     offsets = [G * sum(sizes[:i]) for i in range(len(sizes))]
@@ -59,7 +61,7 @@ def _grain_system(G=3, sizes=(2, 1), ns=4, batch=(7, 3), seed=0):
         inside[torch.tensor(idx)[:, None], torch.tensor(idx)[None, :]] = True
     A[..., :p, :p] = torch.where(inside, A[..., :p, :p], 0.0)
     A = A + 2.0 * (p + ns) ** 0.5 * torch.eye(p + ns, dtype=torch.float64)
-    return A, p, torch.tensor(pos)
+    return A, p, torch.tensor(pos), inside
 
 
 @pytest.mark.parametrize("rhs", ["vector", "matrix"])
@@ -68,7 +70,7 @@ def test_schur_complement_equals_one_dense_solve(rhs, grains):
     """Block elimination, dense or grain by grain (``split(p, (rows, cols))``: here 3
     grains of 3 unknowns each, two variables of 2 and 1 entries per grain), gives the
     solution of one dense solve."""
-    A, p, pos = _grain_system()
+    A, p, pos, _ = _grain_system()
     g = torch.Generator().manual_seed(1)
     b = torch.rand(*A.shape[:-1], *((2,) if rhs == "matrix" else ()), generator=g, dtype=A.dtype)
     schur = SchurComplement()
@@ -81,14 +83,11 @@ def test_schur_complement_equals_one_dense_solve(rhs, grains):
 def test_schur_grains_read_only_the_grain_blocks():
     """Grain by grain, the entries of the primary block outside the grains' blocks are
     not read (the caller vouches they are zero): garbage there changes nothing."""
-    A, p, pos = _grain_system(batch=(5,))
+    A, p, pos, inside = _grain_system(batch=(5,))
     b = torch.ones(5, A.shape[-1], dtype=A.dtype)
     schur = SchurComplement()
     schur.split(p, (pos, pos))
     x0 = schur.solve(A, b)
-    inside = torch.zeros(p, p, dtype=torch.bool)
-    for idx in pos:
-        inside[idx[:, None], idx[None, :]] = True
     junk = A.clone()
     junk[..., :p, :p] = torch.where(inside, A[..., :p, :p], 1e3)
     assert torch.equal(schur.solve(junk, b), x0)

@@ -531,8 +531,10 @@ class ImplicitUpdate(Model):
         inside = torch.zeros(p, p, dtype=torch.bool, device=J.device)
         inside[rows.unsqueeze(-1), cols.unsqueeze(-2)] = True
         off = J[..., :p, :p][..., ~inside]
-        off = off[torch.isfinite(off)]
-        return bool((off.abs() <= tol).all())
+        finite = off[torch.isfinite(off)]
+        if off.numel() and not finite.numel():
+            return False  # nothing to decide on: the dense solve
+        return bool((finite.abs() <= tol).all())
 
     def _solve(self, values: dict[str, TensorWrapper]):
         """Primal solve: the typed unknowns at the solution, plus layouts for derivatives."""
