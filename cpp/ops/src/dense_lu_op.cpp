@@ -13,19 +13,14 @@
 // that torch.export and Inductor trace with is Python's (neml2/aoti/_ops.py). No autograd
 // formula: the Python side calls the operator only for tensors that need no gradient.
 //
-// The operator is registered when this library loads, unless the process already has it
-// (a C++ host that links libneml2 and also embeds Python, whose neml2.aoti loads the
-// wheel's copy): a second definition of the same schema would abort the load.
+// The operator is registered when this library loads (registration.h).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <ATen/core/dispatch/Dispatcher.h>
-#include <torch/library.h>
 
-#include <memory>
-#include <optional>
 #include <vector>
 
 #include "neml2/ops/dense_lu.h"
+#include "registration.h"
 
 namespace
 {
@@ -137,28 +132,9 @@ dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
   return {X, info};
 }
 
-struct Registration
-{
-  std::unique_ptr<torch::Library> def, cpu, composite;
-
-  Registration()
-  {
-    if (c10::Dispatcher::singleton().findSchema({"neml2::dense_lu_solve", ""}).has_value())
-      return; // another copy of libneml2 in this process registered it
-    def = std::make_unique<torch::Library>(
-        torch::Library::FRAGMENT, "neml2", std::nullopt, __FILE__, __LINE__);
-    def->def("dense_lu_solve(Tensor A, Tensor B) -> (Tensor X, Tensor info)");
-    cpu = std::make_unique<torch::Library>(
-        torch::Library::IMPL, "neml2", c10::DispatchKey::CPU, __FILE__, __LINE__);
-    cpu->impl("dense_lu_solve", &dense_lu_solve_cpu);
-    composite = std::make_unique<torch::Library>(torch::Library::IMPL,
-                                                 "neml2",
-                                                 c10::DispatchKey::CompositeExplicitAutograd,
-                                                 __FILE__,
-                                                 __LINE__);
-    composite->impl("dense_lu_solve", &dense_lu_solve_composite);
-  }
-};
-
-const Registration registration;
+const neml2::ops::OperatorRegistration
+    registration("dense_lu_solve",
+                 "dense_lu_solve(Tensor A, Tensor B) -> (Tensor X, Tensor info)",
+                 &dense_lu_solve_cpu,
+                 &dense_lu_solve_composite);
 } // namespace

@@ -122,6 +122,51 @@ def test_plastic_deformation_rate_and_vorticity_hand_formula(grains):
     _check_tangents(wp_model, [Q, g])
 
 
+@pytest.mark.parametrize("grains", [(), (5,)])
+def test_slip_sums_eager_match_the_traced_form(grains, monkeypatch):
+    """CrystalModel.slip_sum / slip_project: eagerly matrix products, traced a broadcast
+    product summed; the values and first- and second-order tangents agree, including a
+    tangent broadcast along the slip axis (a per-point input added to every system)."""
+    from neml2.models.solid_mechanics.crystal_plasticity import crystal_geometry as cg
+    from neml2.tensors import seed, tangents2_of, tangents_of
+
+    sub = len(grains) + 1
+    g = seed(Scalar(_rand(3, *grains, NS, seed=4), sub), "g", second_order=True)
+    c = seed(Scalar(_rand(3, *grains, 1, seed=5), sub), "c", second_order=True)
+    w = g * g + c
+    assert w.tangents["c"].shape[-1] == 1  # the case the eager form expands
+    S = seed(SR2(_rand(3, *grains, 6, seed=6), len(grains)), "S", second_order=True)
+    S = S * S.inner(S)  # second-order tangents that are not zero
+
+    def run():
+        return (
+            cg.CrystalModel.slip_sum(w, CRYSTAL.M.data, SR2),
+            cg.CrystalModel.slip_sum(w, CRYSTAL.W.data, WR2),
+            cg.CrystalModel.slip_sum(w, CRYSTAL.schmid.data, R2),
+            cg.CrystalModel.slip_project(S, CRYSTAL.M.data),
+        )
+
+    eager = run()
+    monkeypatch.setattr(cg, "_tracing", lambda: True)
+    traced = run()
+    for e, t in zip(eager, traced, strict=True):
+        assert type(e) is type(t) and e.sub_batch_ndim == t.sub_batch_ndim
+        torch.testing.assert_close(e.data, t.data, rtol=1e-13, atol=1e-13)
+        te, tt = tangents_of(e), tangents_of(t)
+        assert te.keys() == tt.keys() and te
+        for k in te:
+            torch.testing.assert_close(
+                te[k].data.expand_as(tt[k].data), tt[k].data, rtol=1e-13, atol=1e-13
+            )
+        t2e, t2t = tangents2_of(e), tangents2_of(t)
+        assert t2e.keys() == t2t.keys() and t2e
+        for a in t2e:
+            for b in t2e[a]:
+                torch.testing.assert_close(
+                    t2e[a][b].data.expand_as(t2t[a][b].data), t2t[a][b].data, rtol=1e-13, atol=1e-13
+                )
+
+
 def test_resolved_shear_and_plastic_deformation_rate_are_work_conjugate():
     # sigma : d^p = sum_i tau_i gamma_dot_i
     Q = _rotation(6, seed=5)

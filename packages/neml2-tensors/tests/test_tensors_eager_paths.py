@@ -148,3 +148,67 @@ def test_eager_volumetric_split_calls_no_blas(fn):
     blas = {"mm", "bmm", "addmm", "baddbmm", "matmul", "mv", "einsum"}
     assert not blas & set(rec.ops), rec.ops
     assert set(out.tangents) == {"x"}
+
+
+# ----------------------------------------------------- the installed small-matmul kernel
+@pytest.fixture
+def kernel_calls():
+    """A stand-in kernel (records its operands, answers with ``@``), installed for the test."""
+    from neml2.tensors import _small_matmul, use_small_matmul_kernel
+
+    seen = []
+
+    def op(a, b):
+        seen.append((tuple(a.shape), tuple(b.shape)))
+        return a @ b
+
+    before = _small_matmul._kernel
+    use_small_matmul_kernel(op)
+    yield seen
+    use_small_matmul_kernel(before)
+
+
+def test_r2_products_go_to_the_installed_kernel(kernel_calls):
+    from neml2.tensors import R2, Vec
+
+    q = seed(R2(_rand(5, 3, 3, seed_=1)), "q")
+    a = R2(_rand(5, 3, 3, seed_=2))
+    v = Vec(_rand(5, 3, seed_=3))
+    out = q @ a
+    # the value and the tangent (the identity seed, broadcast over the batch)
+    assert kernel_calls == [((5, 3, 3), (5, 3, 3)), ((9, 1, 3, 3), (5, 3, 3))]
+    assert torch.equal(out.data, q.data @ a.data)
+    kernel_calls.clear()
+    w = a @ v
+    assert kernel_calls == [((5, 3, 3), (5, 3, 1))]
+    assert torch.equal(w.data, (a.data @ v.data.unsqueeze(-1)).squeeze(-1))
+
+
+@pytest.mark.parametrize("case", ["grad", "float16", "another device"])
+def test_the_kernel_is_skipped_where_it_does_not_apply(kernel_calls, case):
+    from neml2.tensors import R2
+
+    x, y = _rand(4, 3, 3, seed_=1), _rand(4, 3, 3, seed_=2)
+    if case == "grad":
+        x.requires_grad_(True)
+    elif case == "float16":
+        x, y = x.half(), y.half()
+    else:  # (a CUDA tensor in real use)
+        x, y = x.to("meta"), y.to("meta")
+    out = R2(x) @ R2(y)
+    assert kernel_calls == []
+    assert out.data.shape == (4, 3, 3)
+    if case == "grad":
+        out.data.sum().backward()  # autograd through ATen's matmul
+        assert x.grad is not None
+        with torch.no_grad():
+            R2(x) @ R2(y)
+        assert len(kernel_calls) == 1  # no gradient needed: the kernel
+
+
+def test_no_kernel_means_aten(kernel_calls):
+    from neml2.tensors import R2, use_small_matmul_kernel
+
+    use_small_matmul_kernel(None)
+    R2(_rand(4, 3, 3)) @ R2(_rand(4, 3, 3, seed_=1))
+    assert kernel_calls == []

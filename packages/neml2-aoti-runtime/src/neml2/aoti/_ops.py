@@ -5,6 +5,10 @@ with the same batch shape; ``X (*batch, n, k)`` contiguous, ``info (*batch)`` in
 (0, or ``c + 1`` where column ``c`` has a zero pivot). A batched LU solve vectorized across
 the systems, for the Newton updates of implicit models.
 
+``neml2::small_mm(A, B) -> C``: ``torch.matmul(A, B)`` for small matrices (``m, k, n <= 8``,
+broadcast batch axes), contiguous, summed in ATen's order; a loop that reads both operands
+in place, for the eager typed tensors' 3 x 3 products on CPU.
+
 Importing :mod:`neml2.aoti` loads libneml2 (the binding links it), which registers the
 operator and its kernels; this module adds the fake kernel that ``torch.export`` and
 Inductor trace with (shapes only, symbolic batch sizes kept symbolic).
@@ -18,6 +22,10 @@ from neml2.aoti import _core  # noqa: F401  (loads libneml2: the operator exists
 
 #: the batched LU solve, ``torch.ops.neml2.dense_lu_solve``
 dense_lu_solve = torch.ops.neml2.dense_lu_solve
+
+#: the batched small-matrix product, ``torch.ops.neml2.small_mm`` (eager only: no fake
+#: kernel, no autograd formula; see ``neml2.tensors.use_small_matmul_kernel``)
+small_mm = torch.ops.neml2.small_mm
 
 
 @torch.library.register_fake("neml2::dense_lu_solve")

@@ -217,11 +217,11 @@ class R2(TensorWrapper, FactoryMixin):
 
 
 def _mm(a, b):
-    return small.mm(a, b) if _tracing() else a @ b
+    return small.mm(a, b) if _tracing() else small.eager_mm(a, b)
 
 
 def _mv(a, v):
-    return small.mv(a, v) if _tracing() else (a @ v.unsqueeze(-1)).squeeze(-1)
+    return small.mv(a, v) if _tracing() else small.eager_mm(a, v.unsqueeze(-1)).squeeze(-1)
 
 
 def _register():

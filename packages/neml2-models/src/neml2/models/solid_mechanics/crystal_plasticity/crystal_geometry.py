@@ -24,7 +24,7 @@ Models read a geometry through the option ``crystal_geometry`` (or its older spe
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import torch
 
@@ -32,6 +32,9 @@ from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import Field, Schema, data_ref, option, parameter
 from neml2.tensors import FatalError, MillerIndex, Quaternion, Scalar, TensorWrapper, Vec
+from neml2.tensors._broadcast import _tracing
+
+_W = TypeVar("_W", bound=TensorWrapper)
 
 #: Name of the [Data] block a model uses when it names none.
 DEFAULT_GEOMETRY = "crystal_geometry"
@@ -375,6 +378,61 @@ class CrystalModel(Model):
     def register_slip_buffer(self, name: str, value: TensorWrapper) -> None:
         """Keep a per-slip constant of the geometry as a buffer (follows ``.to()``)."""
         self.register_buffer(name, value.data.clone())
+
+    @staticmethod
+    def slip_sum(weights: Scalar, basis: torch.Tensor, out: type[_W]) -> _W:
+        """``Σ_i w_i B_i`` over the slip systems.
+
+        Args:
+            weights: per-slip ``Scalar`` ``(..., nslip)``, the slip axis its last
+                sub-batch axis (slip rates).
+            basis: a slip buffer ``(nslip, *base)`` of *out*'s base (Schmid tensors).
+            out: the result's type.
+
+        Returns:
+            ``out`` ``(...)``, one sub-batch axis fewer; tangents follow (linear in *w*).
+
+        Eagerly one matrix product ``(..., nslip) @ (nslip, base size)`` per value and
+        tangent (a broadcast product summed over the slip axis writes out ``nslip`` times
+        the result first: 2.5 ms of a 1000-point crystal's plastic deformation rate went
+        there per evaluation). Traced, that broadcast product, which Inductor fuses.
+        """
+        if _tracing() or basis.dtype != weights.data.dtype:
+            return (weights * out(basis, 1)).sub_batch.sum(-1)
+        nslip, base = basis.shape[0], basis.shape[1:]
+        flat = basis.reshape(nslip, -1)
+
+        def fn(x: torch.Tensor) -> torch.Tensor:
+            if x.shape[-1] != nslip:  # a tangent broadcast along the slip axis
+                x = x.expand(*x.shape[:-1], nslip)
+            return (x @ flat).unflatten(-1, base)
+
+        d = weights._dual().lin(fn)
+        return out._make(d.p, weights.sub_batch_ndim - 1, d.t1, d.t2, len(base))
+
+    @staticmethod
+    def slip_project(x: _W, basis: torch.Tensor) -> Scalar:
+        """``x : B_i`` on every slip system (the full contraction over the base).
+
+        Args:
+            x: the tensor ``(..., *base)`` (the stress in the crystal frame).
+            basis: a slip buffer ``(nslip, *base)`` of *x*'s type (Schmid tensors).
+
+        Returns:
+            per-slip ``Scalar`` ``(..., nslip)``, the slip axis a new last sub-batch axis;
+            tangents follow (linear in *x*). Eagerly one matrix product per value and
+            tangent, traced the broadcast product summed (see :meth:`slip_sum`).
+        """
+        base_ndim = basis.dim() - 1
+        if _tracing() or basis.dtype != x.data.dtype:
+            return x.sub_batch.unsqueeze(-1).inner(type(x)(basis, 1))
+        flat_t = basis.reshape(basis.shape[0], -1).transpose(0, 1)
+
+        def fn(t: torch.Tensor) -> torch.Tensor:
+            return t.flatten(-base_ndim) @ flat_t if base_ndim else t.unsqueeze(-1) @ flat_t
+
+        d = x._dual().lin(fn)
+        return Scalar._make(d.p, x.sub_batch_ndim + 1, d.t1, d.t2, 0)
 
 
 __all__ = [

@@ -30,7 +30,7 @@ class PlasticDeformationRate(CrystalModel):
         self.register_slip_buffer("schmid_sym", self.crystal.M)
 
     def forward(self, orientation: R2, slip_rates: Scalar) -> SR2:
-        crystal_rate = (slip_rates * SR2(self.schmid_sym, 1)).sub_batch.sum(-1)
+        crystal_rate = self.slip_sum(slip_rates, self.schmid_sym, SR2)
         return crystal_rate.rotate(orientation)
 
 
@@ -49,7 +49,7 @@ class PlasticVorticity(CrystalModel):
         self.register_slip_buffer("schmid_skew", self.crystal.W)
 
     def forward(self, orientation: R2, slip_rates: Scalar) -> WR2:
-        crystal_spin = (slip_rates * WR2(self.schmid_skew, 1)).sub_batch.sum(-1)
+        crystal_spin = self.slip_sum(slip_rates, self.schmid_skew, WR2)
         return crystal_spin.to_R2().rotate(orientation).skew()
 
 

@@ -31,5 +31,4 @@ class ResolvedShear(CrystalModel):
 
     def forward(self, stress: SR2, orientation: R2) -> Scalar:
         crystal_stress = stress.rotate(orientation.transpose())
-        M = SR2(self.schmid_sym, 1)
-        return crystal_stress.sub_batch.unsqueeze(-1).inner(M)
+        return self.slip_project(crystal_stress, self.schmid_sym)

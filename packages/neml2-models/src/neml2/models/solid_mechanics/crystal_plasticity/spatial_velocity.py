@@ -29,5 +29,5 @@ class PlasticSpatialVelocityGradient(CrystalModel):
         self.register_slip_buffer("schmid", self.crystal.schmid)
 
     def forward(self, orientation_matrix: R2, slip_rates: Scalar) -> R2:
-        crystal = (slip_rates * R2(self.schmid, 1)).sub_batch.sum(-1)
+        crystal = self.slip_sum(slip_rates, self.schmid, R2)
         return crystal.rotate(orientation_matrix)
