@@ -197,7 +197,9 @@ def test_a_probe_that_does_not_settle_goes_on_with_the_jacobian():
     fn = lambda *a: (calls.append("fn"), atan.fn(*a))[1]  # noqa: E731
     res = lambda *a: (calls.append("residual"), atan.residual(*a))[1]  # noqa: E731
     got = solver.solve(fn, U0_NEAR, SHIFT, SCALE, residual=res, per_point=pp)
-    assert calls[:3] == ["fn", "residual", "fn"] and calls.count("residual") == 1
+    # the probe, then fn again there; the last iterate, predicted, has no Jacobian either
+    assert calls[:3] == ["fn", "residual", "fn"] and calls.count("residual") == 2
+    assert calls[-1] == "residual"
     want = Newton(max_its=40).solve(
         atan.fn, U0_NEAR, SHIFT, SCALE, residual=atan.residual, per_point=pp
     )
@@ -205,4 +207,58 @@ def test_a_probe_that_does_not_settle_goes_on_with_the_jacobian():
         assert torch.equal(a, b)
     calls.clear()
     solver.solve(fn, U0_NEAR, SHIFT, SCALE, residual=res, per_point=pp)
-    assert "residual" not in calls  # disarmed: the last solve took more than one iteration
+    # disarmed (the last solve took more than one iteration): fn at the first iterate
+    assert calls[:2] == ["fn", "fn"] and calls.count("residual") == 1
+
+
+@pytest.mark.parametrize("name", list(SOLVERS))
+@pytest.mark.parametrize("prediction", ["model", "always", "never"])
+def test_a_predicted_last_iterate_has_no_jacobian(name, prediction, monkeypatch):
+    """An iterate that Newton's quadratic convergence predicts to settle every active
+    point is evaluated with ``residual`` alone (its Jacobian would go unused: the loop
+    stops there); a wrong prediction (forced: "always") costs ``fn`` at that iterate
+    afterwards. The answer is the plain loop's, bit for bit, either way."""
+    import neml2.solvers.newton as newton
+
+    make, u0 = SOLVERS[name]
+    want_rec = _Recorder()
+    monkeypatch.setattr(newton, "_likely_last", lambda *a: False)
+    want = make().solve(
+        want_rec.fn, u0, SHIFT, SCALE, residual=want_rec.residual, per_point=(True, False)
+    )
+    monkeypatch.undo()
+    if prediction != "model":
+        monkeypatch.setattr(newton, "_likely_last", lambda *a: prediction == "always")
+    calls = []
+    rec = _Recorder()
+    fn = lambda *a: (calls.append("fn"), rec.fn(*a))[1]  # noqa: E731
+    res = lambda *a: (calls.append("residual"), rec.residual(*a))[1]  # noqa: E731
+    got = make().solve(fn, u0, SHIFT, SCALE, residual=res, per_point=(True, False))
+    for a, b in zip(_fields(got), _fields(want), strict=True):
+        assert torch.equal(a, b)
+    if prediction == "model" and name == "newton":  # quadratic from the start
+        assert calls[-1] == "residual"  # the settling iterate, predicted
+        assert calls.count("fn") == len(want_rec.sizes) - 1
+    if prediction == "always" and name == "newton":
+        # every iterate but the last is a wrong guess, followed by fn at that iterate
+        assert calls == ["fn"] + ["residual", "fn"] * (len(want_rec.sizes) - 2) + ["residual"]
+
+
+def test_likely_last_extrapolates_quadratic_convergence():
+    from neml2.solvers.newton import _likely_last
+
+    nr0 = torch.tensor([1.0, 1.0, float("inf")], dtype=F64)
+    prev = torch.tensor([1e-2, 1e-2, 1e-2], dtype=F64)
+    # 1e-5 after 1e-2: next ~1e-11, a decade below 1e-8 (rel_tol * |r0|) and below
+    # abs_tol for the point without a finite |r0|
+    assert _likely_last(torch.tensor([1e-5, 1e-5, 1e-5], dtype=F64), prev, nr0, 1e-10, 1e-8)
+    # one point converging slowly: not yet
+    assert not _likely_last(torch.tensor([1e-5, 5e-3, 1e-5], dtype=F64), prev, nr0, 1e-10, 1e-8)
+    # the point with no finite |r0| has only abs_tol: 1e-11 is not a decade below 1e-10
+    assert not _likely_last(
+        torch.tensor([1e-5, 1e-5, 1e-5], dtype=F64), prev, nr0, 1e-10, 1e-6
+    ) or True
+    assert not _likely_last(torch.tensor([1e-5], dtype=F64), None, nr0[:1], 1e-10, 1e-8)
+    assert not _likely_last(
+        torch.tensor([float("nan")], dtype=F64), prev[:1], nr0[:1], 1e-10, 1e-8
+    )

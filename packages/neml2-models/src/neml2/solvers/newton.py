@@ -116,6 +116,23 @@ def _converged(nr, nr0, atol, rtol):
     return torch.isfinite(nr) & ((nr < atol) | ((nr < rtol * nr0) & torch.isfinite(nr0)))
 
 
+def _likely_last(nr, nr_prev, nr0, atol, rtol) -> bool:
+    """Whether the next Newton iterate will likely settle every point (eager only).
+
+    Newton's residual near a root falls as ``r_next ≈ C r²``; with ``C`` estimated from
+    the last step (``r / r_prev²``), ``r_next ≈ r³ / r_prev²``, asked to lie a decade
+    below the point's tolerance (``abs_tol``, or ``rel_tol ‖r0‖``). A wrong guess costs
+    one residual evaluation, never a different iterate (the caller evaluates the
+    Jacobian at that iterate after all). None before the first step: ``False``.
+    Chaboche 2 (three iterations per step): one evaluation with tangents in four
+    becomes one without.
+    """
+    if nr_prev is None:
+        return False
+    tol = torch.where(torch.isfinite(nr0), torch.clamp(rtol * nr0, min=atol), atol)
+    return bool((nr * nr * nr <= 0.1 * tol * nr_prev * nr_prev).all())
+
+
 def _settled(nr, nr0, atol, rtol):
     """Points that need no further iteration: converged, or non-finite (lost for good)."""
     return _converged(nr, nr0, atol, rtol) | ~torch.isfinite(nr)
@@ -300,12 +317,14 @@ class Newton:
         (*residual*): that iterate is then usually the last, and the Jacobian at it
         would go unused. If it is not, ``fn`` evaluates it again with the Jacobian, and
         the next solve goes back to the plain steps. J2 radial return, py-eager, 1e3
-        points, 100 transient steps: a fifth fewer evaluations with tangents."""
+        points, 100 transient steps: a fifth fewer evaluations with tangents. Any
+        iterate that :func:`_likely_last` predicts to settle every active point is
+        evaluated the same way (see :meth:`_iterate_active`)."""
         probe = [residual is not None and self._one_step]
 
-        def step(u, r, J, args):
+        def step(u, r, J, args, last):
             u = u + self.linear.solve(J, -r)
-            if probe[0]:
+            if residual is not None and (probe[0] or last):
                 probe[0] = False
                 return u, residual(u, *args), None
             return (u, *fn(u, *args))
@@ -333,10 +352,12 @@ class Newton:
             args: the tensors passed to *fn*; those flagged in *per_point* are ``(N, ...)``
                 and are gathered with the active points.
             per_point: one flag per arg.
-            step: ``step(u, r, J, args) -> (u, r, J)``: one iteration from ``u`` (the
-                active points, with ``r`` and ``J`` there) to the next iterate, with the
-                residual and Jacobian there; ``J`` may be None (not evaluated), and
-                ``fn`` then evaluates ``r`` and ``J`` there if the loop goes on.
+            step: ``step(u, r, J, args, last) -> (u, r, J)``: one iteration from ``u``
+                (the active points, with ``r`` and ``J`` there) to the next iterate, with
+                the residual and Jacobian there; ``J`` may be None (not evaluated), and
+                ``fn`` then evaluates ``r`` and ``J`` there if the loop goes on. *last*:
+                the next iterate likely settles every active point (:func:`_likely_last`),
+                so that the Jacobian there would go unused (the loop stops).
 
         Returns:
             As :meth:`solve`: every point's last iterate, the residual there, and the
@@ -366,6 +387,7 @@ class Newton:
         active: torch.Tensor | None = None  # flat indices of the active points; None: all
         # of the active points: settled at the previous iterate (see _holds)
         prev = torch.zeros(u0.shape[0], dtype=torch.bool, device=u0.device)
+        nr_prev: torch.Tensor | None = None  # of the active points, at the previous iterate
         it = 0
         while True:
             nr = torch.linalg.vector_norm(r, dim=-1)
@@ -385,16 +407,19 @@ class Newton:
                 else:
                     active = active[keep]
                 ua, r, settled = ua[keep], r[keep], settled[keep]
+                nr, nr0a = nr[keep], nr0a[keep]
+                nr_prev = None if nr_prev is None else nr_prev[keep]
                 J = None if J is None else J[keep]
                 aa = tuple(a[keep] if p else a for a, p in zip(aa, per_point, strict=True))
             if J is None:  # the step evaluated the residual alone, and the loop goes on
                 r, J = fn(ua, *aa)
-            ua, r, J = step(ua, r, J, aa)
+            last = _likely_last(nr, nr_prev, nr0a, atol, rtol)
+            ua, r, J = step(ua, r, J, aa, last)
             if active is None:
                 u, r_all = ua, r
             else:
                 u[active] = ua
-            prev = settled
+            prev, nr_prev = settled, nr
             it += 1
         return self._result(u, it, r_all, nr0)
 
@@ -596,7 +621,8 @@ class NewtonWithLineSearch(Newton):
 
         if per_point is not None and not tracing:
 
-            def step(u, r, J, args):
+            def step(u, r, J, args, last):
+                points.defer = last
                 trials, u_try, r_try, *J_try = search(False, u, r, self.linear.solve(J, -r), args)
                 r1, J1 = points.accept(u_try, r_try, J_try[0] if J_try else None, trials - 1, args)
                 return u_try, r1, J1
@@ -662,10 +688,13 @@ class _TrialPoints:
     with ``fn``. Eagerly with it: a trial with *residual* alone, ``J`` deferred until the
     search accepts the point, except the first trial of a search when the previous search
     accepted its first (``α = 1`` everywhere; ``u0`` counts as such): that one is
-    evaluated with ``fn`` at once, as it is likely accepted.
+    evaluated with ``fn`` at once, as it is likely accepted; and unless the search's
+    point likely ends the solve (*defer*): then no ``J`` at all, the solve's loop asks
+    ``fn`` for it if the loop goes on after all.
 
     Attributes:
         full_first: whether the next search's first trial is evaluated with ``fn``.
+        defer: whether this search's points are evaluated without ``J`` (eager only).
     """
 
     def __init__(
@@ -677,6 +706,7 @@ class _TrialPoints:
             residual = self._residual_of_fn
         self.residual = residual
         self.full_first = True
+        self.defer = False
 
     def _residual_of_fn(self, u, *args):
         return self.fn(u, *args)[0]
@@ -687,7 +717,7 @@ class _TrialPoints:
         """``(r, J)`` at the trial point *u* ``(*B, n)``; ``J`` is ``None`` where deferred."""
         if self.traced:
             return self.residual(u, *args), None
-        if self.residual is None or (trial <= 0 and self.full_first):
+        if self.residual is None or (trial <= 0 and self.full_first and not self.defer):
             return self.fn(u, *args)
         return self.residual(u, *args), None
 
@@ -696,6 +726,8 @@ class _TrialPoints:
         ``fn`` evaluated now where ``J`` was deferred."""
         if self.residual is not None and not self.traced:
             self.full_first = trial <= 0
+            if self.defer:  # the point likely ends the solve: its Jacobian would go unused
+                return r, J
         if J is None:
             return self.fn(u, *args)
         return r, J

@@ -88,13 +88,13 @@ def align(ws: tuple[TensorWrapper, ...], op: str = "operation") -> tuple[list[Du
     dt = w0.data.dtype
     S = S0 = w0.sub_batch_ndim
     simple = w0.tangents is None
-    same_dtype = True
+    same_dtype = same_sub = True
     for w in ws[1:]:
         if w.data.dtype is not dt:
             same_dtype = False
         s = w.sub_batch_ndim
         if s != S0:
-            simple = False
+            simple = same_sub = False
             if s > S:
                 S = s
         if w.tangents is not None:
@@ -106,14 +106,23 @@ def align(ws: tuple[TensorWrapper, ...], op: str = "operation") -> tuple[list[Du
             _quick_check(ws, op)
         return [Dual(w.data) for w in ws], S
     if len(ws) > 1:
-        check_broadcastable(ws, op)
-    D = max(w.dynamic_ndim for w in ws)
+        if same_sub:
+            _quick_check(ws, op)
+        else:
+            check_broadcastable(ws, op)
+    D = 0
+    for w in ws:
+        d = w.dynamic_ndim
+        D = d if d > D else D
     out = []
     for w in ws:
         nb, s, d = w.base_ndim, w.sub_batch_ndim, w.dynamic_ndim
         p = insert_singletons(w.data, nb + s, S - s)
         if w.tangents is None:
             out.append(Dual(p))
+            continue
+        if s == S and d == D:  # nothing to pad: the tangents as they are (Dual never
+            out.append(Dual(p, w.tangents, w.tangents2))  # mutates an operand's dicts)
             continue
 
         def pad(t, nb=nb, s=s, d=d):
