@@ -103,10 +103,11 @@ void
 run(const T * a, const T * b, T * c, const neml2::ops::MatmulLayout & L, int64_t N)
 {
   auto * kernel = &neml2::ops::small_mm<T, 0, 0, 0>;
+  const bool dense = neml2::ops::dense_matrices(L);
   if (L.m == 3 && L.k == 3 && L.n == 3)
-    kernel = &neml2::ops::small_mm<T, 3, 3, 3>;
+    kernel = dense ? &neml2::ops::small_mm<T, 3, 3, 3, true> : &neml2::ops::small_mm<T, 3, 3, 3>;
   else if (L.m == 3 && L.k == 3 && L.n == 1)
-    kernel = &neml2::ops::small_mm<T, 3, 3, 1>;
+    kernel = dense ? &neml2::ops::small_mm<T, 3, 3, 1, true> : &neml2::ops::small_mm<T, 3, 3, 1>;
   // a 3 x 3 product is a few ns: at least 4096 of them per task
   at::parallel_for(0,
                    N,

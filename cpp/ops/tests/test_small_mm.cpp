@@ -1,8 +1,8 @@
 // Tests of the torch-free small-matrix product loop (neml2/ops/small_mm.h): every size
-// up to 4 x 4 x 4 (the fixed 3 x 3 x 3 and 3 x 3 x 1 builds and the runtime-size one)
-// against a plain triple loop, bit for bit; batches of one and three axes with broadcast
-// (stride 0) and transposed operands; ranges that start and end inside the innermost
-// and the middle axis (the carry into the outer axes), as at::parallel_for splits a batch.
+// up to 4 x 4 x 4 (the fixed 3 x 3 x 3 and 3 x 3 x 1 builds, strided and dense, and the
+// runtime-size one) against a plain triple loop, bit for bit; batches of one and three axes with
+// broadcast (stride 0) and transposed operands; ranges that start and end inside the innermost and
+// the middle axis (the carry into the outer axes), as at::parallel_for splits a batch.
 #include "neml2/ops/small_mm.h"
 
 #include <cstdio>
@@ -24,7 +24,7 @@ static int failures = 0;
 
 using neml2::ops::MatmulLayout;
 
-template <typename T, int M, int K, int N>
+template <typename T, int M, int K, int N, bool Dense = false>
 static void
 run_sizes(std::int64_t m, std::int64_t k, std::int64_t n, std::mt19937_64 & g)
 {
@@ -35,6 +35,8 @@ run_sizes(std::int64_t m, std::int64_t k, std::int64_t n, std::mt19937_64 & g)
   for (bool ta : {false, true})
     for (bool bcast : {false, true})
     {
+      if (Dense && ta)
+        continue; // the dense build reads row-major matrices only
       std::vector<T> A(NP * m * k), B(NP * k * n), C(NP * m * n, T(-1));
       for (auto & x : A)
         x = T(d(g));
@@ -62,7 +64,8 @@ run_sizes(std::int64_t m, std::int64_t k, std::int64_t n, std::mt19937_64 & g)
       // that the carry runs into the middle and the outer axis
       const std::int64_t cuts[5] = {0, 3, 27, NP - 4, NP};
       for (int c = 0; c < 4; ++c)
-        neml2::ops::small_mm<T, M, K, N>(A.data(), B.data(), C.data(), L, cuts[c], cuts[c + 1]);
+        neml2::ops::small_mm<T, M, K, N, Dense>(
+            A.data(), B.data(), C.data(), L, cuts[c], cuts[c + 1]);
       for (std::int64_t p = 0; p < NP; ++p)
       {
         const std::int64_t ip = p / (Q * R), iq = (p / R) % Q, ir = p % R;
@@ -102,6 +105,8 @@ run_all(std::mt19937_64 & g)
         run_sizes<T, 0, 0, 0>(m, k, n, g);
   run_sizes<T, 3, 3, 3>(3, 3, 3, g);
   run_sizes<T, 3, 3, 1>(3, 3, 1, g);
+  run_sizes<T, 3, 3, 3, true>(3, 3, 3, g);
+  run_sizes<T, 3, 3, 1, true>(3, 3, 1, g);
 
   // one axis, one product per call: the carry never runs
   MatmulLayout L;

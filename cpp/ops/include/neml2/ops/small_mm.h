@@ -37,25 +37,36 @@ struct MatmulLayout
 };
 
 /// One product c = a b (c contiguous m x n); M, K, N > 0 fix the sizes at compile time,
-/// 0 takes them from the layout. The sum runs over the contracted index in order, from 0,
-/// as ATen's small-matrix loop does.
-template <typename T, int M, int K, int N>
+/// 0 takes them from the layout; Dense: both matrices row-major and contiguous (their
+/// entry strides known at compile time too, so the fixed-size product is straight-line
+/// code). The sum runs over the contracted index in order, from 0, as ATen's small-matrix
+/// loop does.
+template <typename T, int M, int K, int N, bool Dense>
 inline void
 small_product(const T * a, const T * b, T * c, const MatmulLayout & L)
 {
   const std::int64_t m = M ? M : L.m, k = K ? K : L.k, n = N ? N : L.n;
+  const std::int64_t ar = Dense ? k : L.a_row, ac = Dense ? 1 : L.a_col;
+  const std::int64_t br = Dense ? n : L.b_row, bc = Dense ? 1 : L.b_col;
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j)
     {
       T s = 0;
       for (std::int64_t l = 0; l < k; ++l)
-        s += a[i * L.a_row + l * L.a_col] * b[l * L.b_row + j * L.b_col];
+        s += a[i * ar + l * ac] * b[l * br + j * bc];
       c[i * n + j] = s;
     }
 }
 
+/// Whether both matrices of the layout are row-major and contiguous.
+inline bool
+dense_matrices(const MatmulLayout & L)
+{
+  return L.a_col == 1 && L.a_row == L.k && L.b_col == 1 && L.b_row == L.n;
+}
+
 /// The products p in [first, last) of the layout L (batch order), written to C.
-template <typename T, int M, int K, int N>
+template <typename T, int M, int K, int N, bool Dense = false>
 void
 small_mm(
     const T * A, const T * B, T * C, const MatmulLayout & L, std::int64_t first, std::int64_t last)
@@ -83,7 +94,7 @@ small_mm(
     const T * a = A + oa;
     const T * b = B + ob;
     for (std::int64_t r = 0; r < run; ++r, a += sai, b += sbi, c += mn)
-      small_product<T, M, K, N>(a, b, c, L);
+      small_product<T, M, K, N, Dense>(a, b, c, L);
     p += run;
     if (p >= last)
       break;
