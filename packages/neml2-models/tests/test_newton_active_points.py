@@ -255,10 +255,9 @@ def test_likely_last_extrapolates_quadratic_convergence():
     # one point converging slowly: not yet
     assert not _likely_last(torch.tensor([1e-5, 5e-3, 1e-5], dtype=F64), prev, nr0, 1e-10, 1e-8)
     # the point with no finite |r0| has only abs_tol: 1e-11 is not a decade below 1e-10
-    assert not _likely_last(
-        torch.tensor([1e-5, 1e-5, 1e-5], dtype=F64), prev, nr0, 1e-10, 1e-6
-    ) or True
-    assert not _likely_last(torch.tensor([1e-5], dtype=F64), None, nr0[:1], 1e-10, 1e-8)
-    assert not _likely_last(
-        torch.tensor([float("nan")], dtype=F64), prev[:1], nr0[:1], 1e-10, 1e-8
+    assert (
+        not _likely_last(torch.tensor([1e-5, 1e-5, 1e-5], dtype=F64), prev, nr0, 1e-10, 1e-6)
+        or True
     )
+    assert not _likely_last(torch.tensor([1e-5], dtype=F64), None, nr0[:1], 1e-10, 1e-8)
+    assert not _likely_last(torch.tensor([float("nan")], dtype=F64), prev[:1], nr0[:1], 1e-10, 1e-8)

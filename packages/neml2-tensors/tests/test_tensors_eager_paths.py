@@ -150,22 +150,46 @@ def test_eager_volumetric_split_calls_no_blas(fn):
     assert set(out.tangents) == {"x"}
 
 
-# ----------------------------------------------------- the installed small-matmul kernel
+# ----------------------------------------------------------- the installed eager kernels
 @pytest.fixture
 def kernel_calls():
-    """A stand-in kernel (records its operands, answers with ``@``), installed for the test."""
-    from neml2.tensors import _small_matmul, use_small_matmul_kernel
+    """Stand-in kernels for every name (each records its call, answers with the torch
+    form), installed for the test; what was installed before is put back."""
+    from neml2.tensors import _kernels, _mandel, use_cpu_kernels
 
     seen = []
+    forms = {
+        "small_mm": lambda a, b: a @ b,
+        **{n: getattr(_mandel, n) for n in _kernels.NAMES if n != "small_mm"},
+    }
 
-    def op(a, b):
-        seen.append((tuple(a.shape), tuple(b.shape)))
-        return a @ b
+    def recording(name):
+        def op(*xs):
+            seen.append((name, *(tuple(x.shape) for x in xs)))
+            with _no_kernels():
+                return forms[name](*xs)
 
-    before = _small_matmul._kernel
-    use_small_matmul_kernel(op)
+        return op
+
+    before = _kernels.installed()
+    use_cpu_kernels({n: recording(n) for n in _kernels.NAMES})
     yield seen
-    use_small_matmul_kernel(before)
+    use_cpu_kernels(before)
+
+
+class _no_kernels:
+    """Inside a stand-in kernel: the torch forms themselves (no recursion into it)."""
+
+    def __enter__(self):
+        from neml2.tensors import _kernels
+
+        self.saved = _kernels.installed()
+        _kernels.use_cpu_kernels(None)
+
+    def __exit__(self, *exc):
+        from neml2.tensors import _kernels
+
+        _kernels.use_cpu_kernels(self.saved)
 
 
 def test_r2_products_go_to_the_installed_kernel(kernel_calls):
@@ -176,12 +200,31 @@ def test_r2_products_go_to_the_installed_kernel(kernel_calls):
     v = Vec(_rand(5, 3, seed_=3))
     out = q @ a
     # the value and the tangent (the identity seed, broadcast over the batch)
-    assert kernel_calls == [((5, 3, 3), (5, 3, 3)), ((9, 1, 3, 3), (5, 3, 3))]
+    assert kernel_calls == [
+        ("small_mm", (5, 3, 3), (5, 3, 3)),
+        ("small_mm", (9, 1, 3, 3), (5, 3, 3)),
+    ]
     assert torch.equal(out.data, q.data @ a.data)
     kernel_calls.clear()
     w = a @ v
-    assert kernel_calls == [((5, 3, 3), (5, 3, 1))]
+    assert kernel_calls == [("small_mm", (5, 3, 3), (5, 3, 1))]
     assert torch.equal(w.data, (a.data @ v.data.unsqueeze(-1)).squeeze(-1))
+
+
+def test_storage_conversions_go_to_the_installed_kernels(kernel_calls):
+    from neml2.tensors import SR2, WR2
+
+    s = SR2(_rand(4, 6, seed_=1))
+    w = WR2(_rand(4, 3, seed_=2))
+    full = s.to_R2()
+    assert kernel_calls == [("mandel_to_full", (4, 6))]
+    kernel_calls.clear()
+    back = full.sym()
+    assert [c[0] for c in kernel_calls] == ["full_to_mandel"]
+    torch.testing.assert_close(back.data, s.data, rtol=0, atol=1e-15)
+    kernel_calls.clear()
+    assert torch.equal(w.to_R2().skew().data, w.data)
+    assert [c[0] for c in kernel_calls] == ["skew_to_full", "full_to_skew"]
 
 
 @pytest.mark.parametrize("case", ["grad", "float16", "another device"])
@@ -206,9 +249,12 @@ def test_the_kernel_is_skipped_where_it_does_not_apply(kernel_calls, case):
         assert len(kernel_calls) == 1  # no gradient needed: the kernel
 
 
-def test_no_kernel_means_aten(kernel_calls):
-    from neml2.tensors import R2, use_small_matmul_kernel
+def test_no_kernels_means_torch_forms_and_names_are_checked(kernel_calls):
+    from neml2.tensors import R2, SR2, use_cpu_kernels
 
-    use_small_matmul_kernel(None)
+    use_cpu_kernels(None)
     R2(_rand(4, 3, 3)) @ R2(_rand(4, 3, 3, seed_=1))
+    SR2(_rand(4, 6)).to_R2()
     assert kernel_calls == []
+    with pytest.raises(ValueError, match="no eager kernel named mandel_to_skew"):
+        use_cpu_kernels({"mandel_to_skew": torch.neg})

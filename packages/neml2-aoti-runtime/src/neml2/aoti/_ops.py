@@ -9,6 +9,11 @@ the systems, for the Newton updates of implicit models.
 broadcast batch axes), contiguous, summed in ATen's order; a loop that reads both operands
 in place, for the eager typed tensors' 3 x 3 products on CPU.
 
+``neml2::mandel_to_full``, ``full_to_mandel``, ``skew_to_full``, ``full_to_skew`` ``(x) ->
+y``: the typed tensors' storage conversions (Mandel and axial vectors to and from 3 x 3
+matrices) at every batch point, the values of ``neml2.tensors._mandel``'s forms bit for bit;
+CPU float32 / float64 (another device or dtype is an error), eager only.
+
 Importing :mod:`neml2.aoti` loads libneml2 (the binding links it), which registers the
 operator and its kernels; this module adds the fake kernel that ``torch.export`` and
 Inductor trace with (shapes only, symbolic batch sizes kept symbolic).
@@ -24,8 +29,15 @@ from neml2.aoti import _core  # noqa: F401  (loads libneml2: the operator exists
 dense_lu_solve = torch.ops.neml2.dense_lu_solve
 
 #: the batched small-matrix product, ``torch.ops.neml2.small_mm`` (eager only: no fake
-#: kernel, no autograd formula; see ``neml2.tensors.use_small_matmul_kernel``)
+#: kernel, no autograd formula)
 small_mm = torch.ops.neml2.small_mm
+
+#: the eager kernels of the typed tensors (``neml2.tensors.use_cpu_kernels``), name ->
+#: operator: the small products and the storage conversions
+cpu_kernels = {
+    name: getattr(torch.ops.neml2, name)
+    for name in ("small_mm", "mandel_to_full", "full_to_mandel", "skew_to_full", "full_to_skew")
+}
 
 
 @torch.library.register_fake("neml2::dense_lu_solve")

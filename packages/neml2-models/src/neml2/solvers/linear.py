@@ -13,7 +13,7 @@ import torch
 
 from neml2.models._registry import register
 from neml2.models._schema import Schema, option
-from neml2.tensors import FatalError, use_small_matmul_kernel
+from neml2.tensors import FatalError, use_cpu_kernels
 
 
 class LinearSolver:
@@ -93,9 +93,10 @@ def dense_lu_operator():
     it is made, outside any trace (an import that fails inside a ``torch.compile`` trace
     breaks the graph).
 
-    The same resolution installs libneml2's ``neml2::small_mm`` as the eager kernel of
-    the typed tensors' ``R2`` products (:func:`neml2.tensors.use_small_matmul_kernel`):
-    the same values as ``@``, several times faster on 3 x 3 matrices.
+    The same resolution installs libneml2's eager kernels of the typed tensors
+    (:func:`neml2.tensors.use_cpu_kernels`): ``neml2::small_mm`` for the ``R2`` products
+    and the ``SR2`` / ``WR2`` storage conversions, the same values as the torch forms,
+    several times faster on a batch of small matrices.
     """
     global _operator
     if _operator is _UNRESOLVED:
@@ -105,7 +106,7 @@ def dense_lu_operator():
             _ops = None
         _operator = None if _ops is None else _ops.dense_lu_solve
         if _ops is not None:
-            use_small_matmul_kernel(_ops.small_mm)
+            use_cpu_kernels(_ops.cpu_kernels)
     return _operator
 
 

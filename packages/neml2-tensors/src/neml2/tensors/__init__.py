@@ -53,12 +53,12 @@ from neml2.tensors._functions import (
     vol,
     where,
 )
+from neml2.tensors._kernels import use_cpu_kernels
 from neml2.tensors._miller import MillerIndex
 from neml2.tensors._r2 import R2
 from neml2.tensors._regions import RegionView
 from neml2.tensors._rotations import MRP, Quaternion, rotation_matrix
 from neml2.tensors._scalar import Scalar
-from neml2.tensors._small_matmul import use_small_matmul_kernel
 from neml2.tensors._seed import attach, jacobian_block, seed, tangents2_of, tangents_of
 from neml2.tensors._sr2 import SR2
 from neml2.tensors._ssr4 import SSR4
@@ -144,7 +144,7 @@ __all__ = [
     "tanh",
     "tr",
     "transpose",
-    "use_small_matmul_kernel",
+    "use_cpu_kernels",
     "vol",
     "where",
 ]

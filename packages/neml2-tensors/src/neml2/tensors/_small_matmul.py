@@ -3,13 +3,14 @@
 Eagerly the typed tensors contract with ATen's batched matmul / einsum: for 3 x 3
 products it is the fastest form torch has there (30000 products on 2 cores: ``@`` 1.0 ms,
 three ``addcmul`` 2.1 ms, a broadcast product summed 6.2 ms). Where a kernel for them is
-installed (:func:`use_small_matmul_kernel`; neml2-models installs ``neml2::small_mm`` of
+installed (:mod:`neml2.tensors._kernels`; neml2-models installs ``neml2::small_mm`` of
 libneml2 where neml2-aoti-runtime is present), the eager ``R2`` products
 (:func:`eager_mm`) go to it on CPU: ATen's loop takes 30-60 ns per 3 x 3 product and
 copies a broadcast operand out first (a rotation times the tangents of a crystal model:
-the rotation once per tangent), the kernel a few ns reading both in place. Traced (``torch.compile``,
-``torch.export``: ``_broadcast._tracing``), they use the forms below, a broadcast
-product summed over the contracted axis: Inductor fuses it into the kernels around it,
+the rotation once per tangent), the kernel a few ns reading both in place. Traced
+(``torch.compile``, ``torch.export``: ``_broadcast._tracing``), they use the forms below,
+a broadcast product summed over the contracted axis: Inductor fuses it into the kernels
+around it,
 where ``@`` stays one external batched-matmul call per product with its operands
 written out first (a compiled Newton iteration of the Taylor benchmark model made 84
 such calls, and 18 % of its time went to ATen's small-matrix kernel).
@@ -19,46 +20,15 @@ All functions act on the trailing axes and broadcast the leading ones.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 
-#: the installed eager CPU kernel of the products (None: ATen's matmul)
-_kernel: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None
-_KERNEL_DTYPES = (torch.float32, torch.float64)
-
-
-def use_small_matmul_kernel(
-    op: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None,
-) -> None:
-    """Install *op* as the eager CPU kernel of the typed tensors' ``R2`` products, or go
-    back to ATen's matmul (``None``).
-
-    *op* ``(A (*a, m, k), B (*b, k, n)) -> (*broadcast, m, n)`` must give the values of
-    ``torch.matmul`` (``torch.ops.neml2.small_mm`` of libneml2 does, summed in the same
-    order). It is called only eagerly, for CPU float32/float64 operands of one dtype that
-    need no gradient and are not functorch-wrapped; the rest stays with ``@``.
-    Process-wide.
-    """
-    global _kernel
-    _kernel = op
+from neml2.tensors._kernels import kernel_for
 
 
 def eager_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``a @ b`` for an untraced product: the installed kernel where it applies."""
-    op = _kernel
-    if (
-        op is not None
-        and a.device.type == "cpu"
-        and b.device.type == "cpu"
-        and a.dtype == b.dtype
-        and a.dtype in _KERNEL_DTYPES
-        and not (torch.is_grad_enabled() and (a.requires_grad or b.requires_grad))
-        and not torch._C._functorch.is_functorch_wrapped_tensor(a)
-        and not torch._C._functorch.is_functorch_wrapped_tensor(b)
-    ):
-        return op(a, b)
-    return a @ b
+    op = kernel_for("small_mm", a, b)
+    return a @ b if op is None else op(a, b)
 
 
 def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
