@@ -5,24 +5,13 @@
 // row-major or in the seed-major layout of an eager Newton step's Jacobian.
 #include "neml2/ops/dense_lu.h"
 
+#include "check.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
-
-static int failures = 0;
-#define CHECK(cond, ...)                                                                           \
-  do                                                                                               \
-  {                                                                                                \
-    if (!(cond))                                                                                   \
-    {                                                                                              \
-      ++failures;                                                                                  \
-      std::printf("FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-      std::printf(__VA_ARGS__);                                                                    \
-      std::printf("\n");                                                                           \
-    }                                                                                              \
-  } while (0)
 
 template <typename T>
 static void

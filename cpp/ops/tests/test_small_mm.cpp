@@ -5,22 +5,11 @@
 // the middle axis (the carry into the outer axes), as at::parallel_for splits a batch.
 #include "neml2/ops/small_mm.h"
 
+#include "check.h"
+
 #include <cstdio>
 #include <random>
 #include <vector>
-
-static int failures = 0;
-#define CHECK(cond, ...)                                                                           \
-  do                                                                                               \
-  {                                                                                                \
-    if (!(cond))                                                                                   \
-    {                                                                                              \
-      ++failures;                                                                                  \
-      std::printf("FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-      std::printf(__VA_ARGS__);                                                                    \
-      std::printf("\n");                                                                           \
-    }                                                                                              \
-  } while (0)
 
 using neml2::ops::MatmulLayout;
 
