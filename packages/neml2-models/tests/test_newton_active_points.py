@@ -245,19 +245,30 @@ def test_a_predicted_last_iterate_has_no_jacobian(name, prediction, monkeypatch)
 
 
 def test_likely_last_extrapolates_quadratic_convergence():
-    from neml2.solvers.newton import _likely_last
+    from neml2.solvers.newton import _likely_last, _threshold
 
     nr0 = torch.tensor([1.0, 1.0, float("inf")], dtype=F64)
+    thr = _threshold(nr0, 1e-10, 1e-8)
+    assert thr.tolist() == [1e-8, 1e-8, 1e-10]  # rel_tol |r0|, or abs_tol without a finite |r0|
     prev = torch.tensor([1e-2, 1e-2, 1e-2], dtype=F64)
-    # 1e-5 after 1e-2: next ~1e-11, a decade below 1e-8 (rel_tol * |r0|) and below
-    # abs_tol for the point without a finite |r0|
-    assert _likely_last(torch.tensor([1e-5, 1e-5, 1e-5], dtype=F64), prev, nr0, 1e-10, 1e-8)
+    # 1e-5 after 1e-2: next ~1e-11, a decade below every point's threshold
+    assert _likely_last(torch.tensor([1e-5, 1e-5, 1e-5], dtype=F64), prev, thr)
     # one point converging slowly: not yet
-    assert not _likely_last(torch.tensor([1e-5, 5e-3, 1e-5], dtype=F64), prev, nr0, 1e-10, 1e-8)
-    # the point with no finite |r0| has only abs_tol: 1e-11 is not a decade below 1e-10
-    assert (
-        not _likely_last(torch.tensor([1e-5, 1e-5, 1e-5], dtype=F64), prev, nr0, 1e-10, 1e-6)
-        or True
-    )
-    assert not _likely_last(torch.tensor([1e-5], dtype=F64), None, nr0[:1], 1e-10, 1e-8)
-    assert not _likely_last(torch.tensor([float("nan")], dtype=F64), prev[:1], nr0[:1], 1e-10, 1e-8)
+    assert not _likely_last(torch.tensor([1e-5, 5e-3, 1e-5], dtype=F64), prev, thr)
+    # 2e-5 after 1e-2: next ~8e-11, a decade below 1e-8 but not below abs_tol = 1e-10
+    two = torch.tensor([2e-5, 2e-5, 2e-5], dtype=F64)
+    assert _likely_last(two[:2], prev[:2], thr[:2])
+    assert not _likely_last(two, prev, thr)
+    assert not _likely_last(torch.tensor([1e-5], dtype=F64), None, thr[:1])
+    assert not _likely_last(torch.tensor([float("nan")], dtype=F64), prev[:1], thr[:1])
+
+
+@pytest.mark.parametrize("atol,rtol", [(1e-10, 1e-8), (0.0, 1e-8), (1e-10, 0.0), (0.3, 0.5)])
+def test_threshold_is_the_convergence_test(atol, rtol):
+    """``nr < _threshold(nr0)`` decides as :func:`_converged` does, NaN and inf included."""
+    from neml2.solvers.newton import _converged, _threshold
+
+    vals = [0.0, 1e-12, 1e-9, 1e-7, 0.2, 0.4, 1.0, 3.0, float("inf"), float("nan")]
+    nr = torch.tensor(vals, dtype=F64).repeat_interleave(len(vals))
+    nr0 = torch.tensor(vals, dtype=F64).repeat(len(vals))
+    assert torch.equal(nr < _threshold(nr0, atol, rtol), _converged(nr, nr0, atol, rtol))

@@ -116,21 +116,27 @@ def _converged(nr, nr0, atol, rtol):
     return torch.isfinite(nr) & ((nr < atol) | ((nr < rtol * nr0) & torch.isfinite(nr0)))
 
 
-def _likely_last(nr, nr_prev, nr0, atol, rtol) -> bool:
+def _threshold(nr0, atol, rtol):
+    """``(*B,)``: the residual norm below which a point has converged, ``abs_tol`` or, where
+    ``‖r0‖`` *nr0* is finite and it is larger, ``rel_tol ‖r0‖``: :func:`_converged` is
+    ``nr < _threshold(nr0, ...)`` (a NaN or inf norm compares false), one comparison per
+    iteration instead of seven operations."""
+    return torch.where(torch.isfinite(nr0), torch.clamp(rtol * nr0, min=atol), atol)
+
+
+def _likely_last(nr, nr_prev, thr) -> bool:
     """Whether the next Newton iterate will likely settle every point (eager only).
 
     Newton's residual near a root falls as ``r_next ≈ C r²``; with ``C`` estimated from
     the last step (``r / r_prev²``), ``r_next ≈ r³ / r_prev²``, asked to lie a decade
-    below the point's tolerance (``abs_tol``, or ``rel_tol ‖r0‖``). A wrong guess costs
-    one residual evaluation, never a different iterate (the caller evaluates the
-    Jacobian at that iterate after all). None before the first step: ``False``.
-    Chaboche 2 (three iterations per step): one evaluation with tangents in four
-    becomes one without.
+    below the point's tolerance *thr* (:func:`_threshold`). A wrong guess costs one
+    residual evaluation, never a different iterate (the caller evaluates the Jacobian at
+    that iterate after all). None before the first step: ``False``. Chaboche 2 (three
+    iterations per step): one evaluation with tangents in four becomes one without.
     """
     if nr_prev is None:
         return False
-    tol = torch.where(torch.isfinite(nr0), torch.clamp(rtol * nr0, min=atol), atol)
-    return bool((nr * nr * nr <= 0.1 * tol * nr_prev * nr_prev).all())
+    return bool((nr * nr * nr <= 0.1 * thr * nr_prev * nr_prev).all())
 
 
 def _settled(nr, nr0, atol, rtol):
@@ -384,6 +390,7 @@ class Newton:
         ua, aa = u, tuple(args)
         r, J = fn(ua, *aa)
         r_all, nr0 = r, torch.linalg.vector_norm(r, dim=-1)
+        thr_all = _threshold(nr0, atol, rtol)
         active: torch.Tensor | None = None  # flat indices of the active points; None: all
         # of the active points: settled at the previous iterate (see _holds)
         prev = torch.zeros(u0.shape[0], dtype=torch.bool, device=u0.device)
@@ -393,10 +400,10 @@ class Newton:
             nr = torch.linalg.vector_norm(r, dim=-1)
             if active is not None:
                 r_all[active] = r
-            nr0a = nr0 if active is None else nr0[active]
+            thr = thr_all if active is None else thr_all[active]
             if self.opts["verbose"] and it > 0:
                 print(f"  Newton it {it}: max |r| = {float(nr.max()):.3e} ({nr.numel()} points)")
-            settled = _settled(nr, nr0a, atol, rtol)
+            settled = (nr < thr) | ~torch.isfinite(nr)  # _settled, its threshold made once
             if it >= max_its or bool(settled.all()):  # the held points are settled
                 break
             hold = settled & prev  # _holds, with no point done (the held points are gone)
@@ -407,13 +414,13 @@ class Newton:
                 else:
                     active = active[keep]
                 ua, r, settled = ua[keep], r[keep], settled[keep]
-                nr, nr0a = nr[keep], nr0a[keep]
+                nr, thr = nr[keep], thr[keep]
                 nr_prev = None if nr_prev is None else nr_prev[keep]
                 J = None if J is None else J[keep]
                 aa = tuple(a[keep] if p else a for a, p in zip(aa, per_point, strict=True))
             if J is None:  # the step evaluated the residual alone, and the loop goes on
                 r, J = fn(ua, *aa)
-            last = _likely_last(nr, nr_prev, nr0a, atol, rtol)
+            last = _likely_last(nr, nr_prev, thr)
             ua, r, J = step(ua, r, J, aa, last)
             if active is None:
                 u, r_all = ua, r
