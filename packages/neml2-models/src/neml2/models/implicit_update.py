@@ -54,7 +54,10 @@ def _batch_of(values: list[TensorWrapper]) -> tuple[int, ...]:
 
 
 def _flat_batch(x: TensorWrapper, batch: tuple[int, ...]) -> TensorWrapper:
-    """*x* broadcast to the dynamic batch *batch* and flattened to ``(n, *sub, *base)``."""
+    """*x* broadcast to the dynamic batch *batch* and flattened to ``(n, *sub, *base)``
+    (*x* itself where it is that already: one dynamic axis of the batch's size)."""
+    if len(batch) == 1 and x.dynamic_ndim == 1 and x.data.shape[0] == batch[0]:
+        return x
     tail = x.data.shape[x.dynamic_ndim :]
     n = 1
     for b in batch:
@@ -559,7 +562,7 @@ class ImplicitUpdate(Model):
         # inner loop of the line search when a set_grad_enabled node surrounds nested
         # while_loops ("'<lambda>' object has no attribute 'while_loop_cond_graph_0'")
         with torch.no_grad() if torch.is_grad_enabled() else contextlib.nullcontext():
-            args = [d.detach() for d in datas]
+            args = [d.detach() if d.requires_grad else d for d in datas]
             jac_fn = self._jacobian_fn(fn, given, ulay, rlay, u0.detach(), args)
             if self._schur is not None and jac_fn is not fn and self._grain_ok:
                 # the primary block is block-diagonal over the grains: G small solves

@@ -428,17 +428,20 @@ class Newton:
                 u[active] = ua
             prev, nr_prev = settled, nr
             it += 1
-        return self._result(u, it, r_all, nr0)
+        return self._result(u, it, r_all, nr0, thr_all)
 
-    def _result(self, u: torch.Tensor, it, r: torch.Tensor, nr0: torch.Tensor) -> NewtonResult:
+    def _result(
+        self, u: torch.Tensor, it, r: torch.Tensor, nr0: torch.Tensor, thr=None
+    ) -> NewtonResult:
         """The result of a solve that stopped at *u* ``(*B, n)`` with residual *r*
         ``(*B, n)`` after *it* iterations (an int or a 0-dim ``int64`` tensor), ``‖r0‖`` =
-        *nr0* ``(*B,)``."""
+        *nr0* ``(*B,)``; *thr*: its :func:`_threshold`, where the loop made it."""
         nr = torch.linalg.vector_norm(r, dim=-1)
-        atol, rtol = self.opts["abs_tol"], self.opts["rel_tol"]
+        if thr is None:
+            thr = _threshold(nr0, self.opts["abs_tol"], self.opts["rel_tol"])
         if not isinstance(it, torch.Tensor):
             it = torch.tensor(it, dtype=torch.int64, device=u.device)
-        return NewtonResult(u, it, _converged(nr, nr0, atol, rtol), nr, nr0)
+        return NewtonResult(u, it, nr < thr, nr, nr0)
 
     def check(self, res: NewtonResult, what: str) -> None:
         """Raise if any point of a solve did not converge.

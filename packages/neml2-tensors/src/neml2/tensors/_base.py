@@ -608,11 +608,9 @@ def _scale(x: TensorWrapper, s: TensorWrapper, reciprocal: bool = False):
             q = unsqueeze_base(ds.p, nb)
             return x._from_dual(dx.lin(lambda a: a / q), S, nb)
         ds = T.reciprocal(ds)
-
-    def fn(a, b):
-        return a * unsqueeze_base(b, nb)
-
-    return x._from_dual(dx.bilin(ds, fn), S, nb)
+    if nb:  # the scalar against x's base: its value and tangents unsqueezed once each
+        ds = ds.lin(lambda b: unsqueeze_base(b, nb))
+    return x._from_dual(dx.bilin(ds, torch.mul), S, nb)
 
 
 def unsqueeze_base(t: torch.Tensor, n: int) -> torch.Tensor:
