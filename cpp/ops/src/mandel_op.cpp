@@ -14,8 +14,8 @@
 // The operators are registered when this library loads (registration.h).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-
-#include <vector>
+#include <c10/util/SmallVector.h>
+#include <c10/util/accumulate.h>
 
 #include "neml2/ops/mandel.h"
 #include "registration.h"
@@ -24,28 +24,22 @@ namespace
 {
 template <typename T, void (*F)(const T *, T *)>
 at::Tensor
-convert(const char * name,
-        const at::Tensor & x,
-        std::vector<int64_t> in_base,
-        std::vector<int64_t> out_base)
+convert(const char * name, const at::Tensor & x, at::IntArrayRef in_base, at::IntArrayRef out_base)
 {
   const int64_t nb = static_cast<int64_t>(in_base.size());
-  TORCH_CHECK(x.dim() >= nb && x.sizes().slice(x.dim() - nb) == at::IntArrayRef(in_base),
+  TORCH_CHECK(x.dim() >= nb && x.sizes().slice(x.dim() - nb) == in_base,
               "neml2::",
               name,
               ": x must be (*batch, ",
-              at::IntArrayRef(in_base),
+              in_base,
               "), got ",
               x.sizes());
-  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end() - nb);
-  shape.insert(shape.end(), out_base.begin(), out_base.end());
+  c10::SmallVector<int64_t, 8> shape(x.sizes().begin(), x.sizes().end() - nb);
+  shape.append(out_base.begin(), out_base.end());
   auto out = at::empty(shape, x.options());
-  int64_t in_size = 1, out_size = 1;
-  for (auto s : in_base)
-    in_size *= s;
-  for (auto s : out_base)
-    out_size *= s;
-  const int64_t N = in_size ? x.numel() / in_size : 0;
+  const int64_t in_size = c10::multiply_integers(in_base);
+  const int64_t out_size = c10::multiply_integers(out_base);
+  const int64_t N = x.numel() / in_size;
   if (N == 0)
     return out;
   const auto xc = x.contiguous();
@@ -74,6 +68,9 @@ check_cpu_float(const char * name, const at::Tensor & x)
               x.scalar_type());
 }
 
+// The base shapes of the conversions' inputs and outputs.
+constexpr int64_t kMandel[] = {6}, kFull[] = {3, 3}, kAxial[] = {3};
+
 #define NEML2_CONVERSION(NAME, IN_BASE, OUT_BASE)                                                  \
   at::Tensor NAME##_cpu(const at::Tensor & x)                                                      \
   {                                                                                                \
@@ -82,16 +79,17 @@ check_cpu_float(const char * name, const at::Tensor & x)
       return convert<double, &neml2::ops::NAME<double>>(#NAME, x, IN_BASE, OUT_BASE);              \
     return convert<float, &neml2::ops::NAME<float>>(#NAME, x, IN_BASE, OUT_BASE);                  \
   }                                                                                                \
-  at::Tensor NAME##_other(const at::Tensor & x)                                                    \
+  /* every other device: only the CPU kernel exists, check_cpu_float says so */                    \
+  at::Tensor NAME##_unsupported(const at::Tensor & x)                                              \
   {                                                                                                \
     check_cpu_float(#NAME, x);                                                                     \
-    return x;                                                                                      \
+    TORCH_CHECK(false, "neml2::" #NAME ": no kernel for ", x.device(), " ", x.scalar_type());      \
   }                                                                                                \
   const neml2::ops::OperatorRegistration NAME##_registration(                                      \
-      #NAME, #NAME "(Tensor x) -> Tensor", &NAME##_cpu, &NAME##_other)
+      #NAME, #NAME "(Tensor x) -> Tensor", &NAME##_cpu, &NAME##_unsupported)
 
-NEML2_CONVERSION(mandel_to_full, (std::vector<int64_t>{6}), (std::vector<int64_t>{3, 3}));
-NEML2_CONVERSION(full_to_mandel, (std::vector<int64_t>{3, 3}), (std::vector<int64_t>{6}));
-NEML2_CONVERSION(skew_to_full, (std::vector<int64_t>{3}), (std::vector<int64_t>{3, 3}));
-NEML2_CONVERSION(full_to_skew, (std::vector<int64_t>{3, 3}), (std::vector<int64_t>{3}));
+NEML2_CONVERSION(mandel_to_full, kMandel, kFull);
+NEML2_CONVERSION(full_to_mandel, kFull, kMandel);
+NEML2_CONVERSION(skew_to_full, kAxial, kFull);
+NEML2_CONVERSION(full_to_skew, kFull, kAxial);
 } // namespace

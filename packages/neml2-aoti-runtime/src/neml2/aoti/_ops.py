@@ -24,6 +24,7 @@ from __future__ import annotations
 import torch
 
 from neml2.aoti import _core  # noqa: F401  (loads libneml2: the operator exists after this)
+from neml2.tensors._kernels import NAMES as KERNEL_NAMES
 
 #: the batched LU solve, ``torch.ops.neml2.dense_lu_solve``
 dense_lu_solve = torch.ops.neml2.dense_lu_solve
@@ -34,10 +35,7 @@ small_mm = torch.ops.neml2.small_mm
 
 #: the eager kernels of the typed tensors (``neml2.tensors.use_cpu_kernels``), name ->
 #: operator: the small products and the storage conversions
-cpu_kernels = {
-    name: getattr(torch.ops.neml2, name)
-    for name in ("small_mm", "mandel_to_full", "full_to_mandel", "skew_to_full", "full_to_skew")
-}
+cpu_kernels = {name: getattr(torch.ops.neml2, name) for name in KERNEL_NAMES}
 
 
 @torch.library.register_fake("neml2::dense_lu_solve")

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 
 import torch
 
+from neml2.tensors._broadcast import _tracing
+
 #: the operations a kernel can be installed for
 NAMES = ("small_mm", "mandel_to_full", "full_to_mandel", "skew_to_full", "full_to_skew")
 _DTYPES = (torch.float32, torch.float64)
@@ -54,7 +56,7 @@ def installed() -> dict[str, Callable[..., torch.Tensor]]:
 def kernel_for(name: str, *tensors: torch.Tensor) -> Callable[..., torch.Tensor] | None:
     """The kernel installed for *name* where it applies to *tensors*, else ``None``."""
     op = _installed.get(name)
-    if op is None or torch.compiler.is_compiling() or torch.compiler.is_exporting():
+    if op is None or _tracing():
         return None
     dtype = tensors[0].dtype
     if dtype not in _DTYPES:

@@ -10,10 +10,9 @@ copies a broadcast operand out first (a rotation times the tangents of a crystal
 the rotation once per tangent), the kernel a few ns reading both in place. Traced
 (``torch.compile``, ``torch.export``: ``_broadcast._tracing``), they use the forms below,
 a broadcast product summed over the contracted axis: Inductor fuses it into the kernels
-around it,
-where ``@`` stays one external batched-matmul call per product with its operands
-written out first (a compiled Newton iteration of the Taylor benchmark model made 84
-such calls, and 18 % of its time went to ATen's small-matrix kernel).
+around it, where ``@`` stays one external batched-matmul call per product with its
+operands written out first (a compiled Newton iteration of the Taylor benchmark model
+made 84 such calls, and 18 % of its time went to ATen's small-matrix kernel).
 
 All functions act on the trailing axes and broadcast the leading ones.
 """
