@@ -56,6 +56,7 @@ def test_code_generation_restores_torch():
     from torch._inductor.codegen.cpp import LoopNest
 
     planner = LoopNest.max_parallel_depth
+    reuse = torch._inductor.ir.StorageBox.should_realize_on_reuse
     tag = torch.compiler.config.cache_key_tag
     threads = torch._inductor.config.cpp.dynamic_threads
     with _inductor.code_generation():
@@ -63,11 +64,16 @@ def test_code_generation_restores_torch():
         if _inductor.FIX_APPLIES:
             assert LoopNest.max_parallel_depth is not planner
             assert _inductor.FIX_TAG in torch.compiler.config.cache_key_tag
+        if _inductor.REUSE_FIX_APPLIES:
+            assert torch._inductor.ir.StorageBox.should_realize_on_reuse is not reuse
         inner = LoopNest.max_parallel_depth
+        inner_reuse = torch._inductor.ir.StorageBox.should_realize_on_reuse
         with _inductor.code_generation():
             assert LoopNest.max_parallel_depth is inner
+            assert torch._inductor.ir.StorageBox.should_realize_on_reuse is inner_reuse
             assert torch.compiler.config.cache_key_tag.count(_inductor.FIX_TAG) <= 1
     assert LoopNest.max_parallel_depth is planner
+    assert torch._inductor.ir.StorageBox.should_realize_on_reuse is reuse
     assert torch.compiler.config.cache_key_tag == tag
     assert torch._inductor.config.cpp.dynamic_threads == threads
 
@@ -104,6 +110,34 @@ def test_a_reused_per_point_factor_is_computed_once_per_point():
     depths = _loop_depths(kernel, "pow(")
     assert depths, kernel
     assert set(depths) == {1}, (depths, kernel)
+
+
+def _broadcast_rate(x, n, H):
+    """A per-point power ``(N,)`` times a per-point block ``(N, 6, 6)`` (Perzyna's flow
+    rate times the derivative of its flow direction)."""
+    return x.pow(n)[:, None, None] * H
+
+
+@pytest.mark.skipif(not _inductor.REUSE_FIX_APPLIES, reason="this torch has no reuse rule")
+def test_a_broadcast_power_is_computed_once_per_point():
+    """The heavy-reuse mend: ``pow(x, n)`` with a tensor exponent (no rewrite into
+    multiplications), broadcast over the 36 entries of each point's block, is stored by
+    a loop over the points alone; torch's own rule evaluates it inside the loops over the
+    entries (36 powers per point)."""
+    x = torch.rand(64, dtype=torch.float64) + 0.5
+    n = torch.tensor(2.3, dtype=torch.float64)
+    H = torch.rand(64, 6, 6, dtype=torch.float64)
+    kernel = _generated_kernel(_broadcast_rate, x, n, H)
+    depths = _loop_depths(kernel, "pow(")
+    assert depths, kernel
+    assert set(depths) == {1}, (depths, kernel)
+    # and without the mend (settings alone) the power sits inside the entries' loops:
+    # the test above would catch a torch that stopped recomputing it
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(_inductor.OPTIONS):
+        _, code = run_and_get_code(torch.compile(_broadcast_rate, dynamic=False), x, n, H)
+    src = "\n".join(code)
+    assert max(_loop_depths(src[src.index('extern "C"') :], "pow(")) > 1
 
 
 def test_cache_key_names_settings_and_mend():

@@ -121,6 +121,62 @@ def test_newton_evaluates_the_residual_once_in_the_graph():
             torch.testing.assert_close(got, w, rtol=0, atol=0)
 
 
+def _atan_alone(u):
+    return torch.atan(u)
+
+
+def test_newton_with_the_residual_alone_takes_jacobians_only_for_steps():
+    """Plain Newton traced with ``residual=``: the residual of ``u0`` before the loop and
+    of each new iterate in the body, the Jacobian once in the body (for the step), so the
+    pass that finds the batch converged evaluates no Jacobian and solves nothing. The
+    iterates, the iteration count and the norms equal the eager solve's bit for bit: at
+    batch 3 and 1, for a guess already converged (no pass at all), for a point that
+    never converges (the loop ends at ``max_its``) and for a NaN point (it settles at
+    once, the others go on)."""
+    from neml2.solvers import Newton
+
+    class _Its(torch.nn.Module):
+        def __init__(self, max_its):
+            super().__init__()
+            self.solver = Newton(max_its=max_its)
+
+        def forward(self, u0):
+            res = self.solver.solve(_atan, u0, residual=_atan_alone)
+            return res.u, res.iterations, res.initial_norm, res.residual_norm, res.converged
+
+    u0 = torch.tensor([[1.0, -0.5], [0.1, 1.2], [0.3, 0.0]], dtype=F64)
+    cases = {
+        30: (
+            u0,
+            u0[1:2],
+            torch.zeros(2, 2, dtype=F64),
+            u0.clone().index_fill_(0, torch.tensor([1]), torch.nan),
+        ),
+        # a Newton step from |u| = 1.5 overshoots (atan's steps diverge from 1.39 on)
+        4: (torch.tensor([[1.5, 0.2], [0.2, 0.1]], dtype=F64),),
+    }
+    b = torch.export.Dim("b", min=1)
+    for max_its, inputs in cases.items():
+        m = _Its(max_its)
+        with torch.no_grad():
+            ep = torch.export.export(m, (u0,), dynamic_shapes=({0: b},), strict=False)
+        assert _count(ep, torch.ops.aten.diag_embed.default) == 1
+        # u0's residual before the loop (the plain loop evaluates u0 in its body)
+        top = [n for n in ep.graph.nodes if n.target is torch.ops.aten.atan.default]
+        assert len(top) == 1
+        for x in inputs:
+            want = m(x)
+            for got, w in zip(ep.module()(x), want, strict=True):
+                torch.testing.assert_close(got, w, rtol=0, atol=0, equal_nan=True)
+    # what the cases cover: no pass, a full solve, max_its reached, a NaN point
+    assert int(_Its(30)(torch.zeros(2, 2, dtype=F64))[1]) == 0
+    assert int(_Its(30)(u0)[1]) > 2
+    diverged = _Its(4)(cases[4][0])
+    assert int(diverged[1]) == 4 and not bool(diverged[4][0])
+    nan = _Its(30)(cases[30][3])
+    assert not bool(nan[4][1]) and bool(nan[4][0]) and bool(nan[4][2])
+
+
 def test_loop_inputs_are_distinct_tensors():
     """One tensor passed twice as carried state becomes two loop inputs (AOT Inductor
     rejects a while_loop whose inputs alias: "cond_fn might be aliasing the input")."""

@@ -2,8 +2,8 @@
 
 py-jit (:mod:`neml2.models._jit`, ``torch.compile``) and neml2-compile's AOTI
 artifacts (``neml2.compiler._compile``) both generate their CPU kernels with Inductor.
-Both run that code generation inside :func:`code_generation`, which mends one
-code-generation bug of torch 2.13 for as long as it runs:
+Both run that code generation inside :func:`code_generation`, which mends two
+code-generation weaknesses of torch 2.13 for as long as it runs:
 
 **Loops shorter than the vector width counted as no work.** Inductor vectorizes the
 innermost loop of a kernel; a loop shorter than the vector width (the 6 components of a
@@ -22,6 +22,16 @@ every 6-component loop scalar: linear elasticity ran 5x slower (2.3e8 -> 4.6e7 p
 at 1e3 points on 2 cores). Where this torch has no ``LoopNest.max_parallel_depth`` to
 mend, :data:`FIX_APPLIES` is False and :func:`code_generation` turns the masked step off
 instead.
+
+**A costly per-point value recomputed for every entry it is broadcast to.** When a
+value is broadcast into a larger loop (a per-point factor times a ``(*B, 6, 6)`` block or
+``(K, *B, 6)`` tangents), Inductor evaluates it inline at every entry unless it counts
+as heavy; on the CPU only ``exp``, ``log``, ``sigmoid``, ``tanh`` and their kin do. A
+power, a square root or a trigonometric function was evaluated once per entry:
+Perzyna's flow rate ``(f/η)^n`` 36 times per point in its Jacobian, each a vectorized
+``pow`` (Sleef's, slower per lane than the scalar one). :func:`code_generation` counts
+those functions as heavy too (:data:`HEAVY_OPS`): such a value is stored once per
+point and read where it is broadcast.
 """
 
 from __future__ import annotations
@@ -40,6 +50,40 @@ try:  # torch's private code generator: mended only where it has the known shape
     FIX_APPLIES = callable(getattr(LoopNest, "max_parallel_depth", None))
 except ImportError:  # pragma: no cover - a torch without this module
     FIX_APPLIES = False
+
+try:  # the store-or-recompute choice of a reused value
+    from torch._inductor import ir as _ir
+
+    REUSE_FIX_APPLIES = callable(getattr(_ir.StorageBox, "should_realize_on_reuse", None))
+except ImportError:  # pragma: no cover - a torch without this module
+    REUSE_FIX_APPLIES = False
+
+#: the element-wise functions (names of Inductor's ops) that make a value worth storing
+#: once rather than evaluating at every entry it is broadcast to (torch counts ``exp``,
+#: ``log``, ``sigmoid``, ``tanh`` and their kin already)
+HEAVY_OPS = frozenset(
+    {
+        "pow",
+        "sqrt",
+        "rsqrt",
+        "expm1",
+        "exp2",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "atan2",
+        "sinh",
+        "cosh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "erf",
+        "erfc",
+    }
+)
 
 #: Inductor settings of every compiled route.
 #:
@@ -68,7 +112,14 @@ if not FIX_APPLIES:  # pragma: no cover - see the module docstring
 #: cache) keys on torch's settings, not on a mend: :func:`code_generation` adds this to
 #: ``torch.compiler.config.cache_key_tag``, so code generated without the mend is not
 #: reused with it, nor the other way round.
-FIX_TAG = "neml2-loop-depth-1" if FIX_APPLIES else ""
+FIX_TAG = "+".join(
+    tag
+    for tag, applies in (
+        ("neml2-loop-depth-1", FIX_APPLIES),
+        ("neml2-heavy-reuse-1", REUSE_FIX_APPLIES),
+    )
+    if applies
+)
 #: what an artifact cache must key on: :data:`OPTIONS` and the mend
 CACHE_KEY = {**OPTIONS, "fix": FIX_TAG}
 
@@ -102,27 +153,54 @@ def _mended(original):
     return max_parallel_depth
 
 
+def _realizing(original):
+    @functools.wraps(original)
+    def should_realize_on_reuse(self, users, *, graph_reuse=True):
+        if original(self, users, graph_reuse=graph_reuse):
+            return True
+        data = self.data
+        if users <= 1 or not isinstance(data, _ir.Pointwise) or not _ir.is_cpu(data):
+            return False
+        return not HEAVY_OPS.isdisjoint(data.inner_fn_opcount().used_ops)
+
+    should_realize_on_reuse.neml2_mended = True
+    return should_realize_on_reuse
+
+
+@contextlib.contextmanager
+def _patched(owner, name: str, mend) -> Iterator[None]:
+    """``owner.name`` replaced by ``mend(owner.name)`` inside the block (once: a
+    nested block leaves the mended function alone)."""
+    original = getattr(owner, name)
+    if getattr(original, "neml2_mended", False):
+        yield
+        return
+    setattr(owner, name, mend(original))
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
 @contextlib.contextmanager
 def code_generation() -> Iterator[None]:
-    """Inductor's settings (:data:`OPTIONS`) and the mend above, for one compile.
+    """Inductor's settings (:data:`OPTIONS`) and the two mends above, for one compile.
 
     Wrap whatever triggers code generation: ``aoti_compile_and_package``, or the calls
     of a ``torch.compile``'d function (it generates code on its first call and on a
-    recompile). Restores torch's own function on exit; nesting is harmless.
+    recompile). Restores torch's own functions on exit; nesting is harmless.
     """
-    if not FIX_APPLIES or getattr(LoopNest.max_parallel_depth, "neml2_mended", False):
-        with torch._inductor.config.patch(OPTIONS):
-            yield
-        return
     tag = torch.compiler.config.cache_key_tag
-    tag = f"{tag}+{FIX_TAG}" if tag else FIX_TAG
-    with torch._inductor.config.patch(OPTIONS), torch.compiler.config.patch(cache_key_tag=tag):
-        original = LoopNest.max_parallel_depth
-        LoopNest.max_parallel_depth = _mended(original)
-        try:
-            yield
-        finally:
-            LoopNest.max_parallel_depth = original
+    if FIX_TAG and FIX_TAG not in tag:
+        tag = f"{tag}+{FIX_TAG}" if tag else FIX_TAG
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(torch._inductor.config.patch(OPTIONS))
+        stack.enter_context(torch.compiler.config.patch(cache_key_tag=tag))
+        if FIX_APPLIES:
+            stack.enter_context(_patched(LoopNest, "max_parallel_depth", _mended))
+        if REUSE_FIX_APPLIES:
+            stack.enter_context(_patched(_ir.StorageBox, "should_realize_on_reuse", _realizing))
+        yield
 
 
 class MendedInductor(torch._TorchCompileInductorWrapper):
