@@ -108,10 +108,10 @@ OPTIONS: dict[str, object] = {"cpp.dynamic_threads": True, "realize_reads_thresh
 if not FIX_APPLIES:  # pragma: no cover - see the module docstring
     OPTIONS["cpp.enable_loop_tail_vec"] = False
 
-#: the mend's name and version. Inductor's own cache of generated code (its FX graph
-#: cache) keys on torch's settings, not on a mend: :func:`code_generation` adds this to
-#: ``torch.compiler.config.cache_key_tag``, so code generated without the mend is not
-#: reused with it, nor the other way round.
+#: the mends' names and versions (those that apply to this torch). Inductor's own cache
+#: of generated code (its FX graph cache) keys on torch's settings, not on a mend:
+#: :func:`code_generation` adds this to ``torch.compiler.config.cache_key_tag``, so code
+#: generated without a mend is not reused with it, nor the other way round.
 FIX_TAG = "+".join(
     tag
     for tag, applies in (
@@ -120,7 +120,7 @@ FIX_TAG = "+".join(
     )
     if applies
 )
-#: what an artifact cache must key on: :data:`OPTIONS` and the mend
+#: what an artifact cache must key on: :data:`OPTIONS` and the mends
 CACHE_KEY = {**OPTIONS, "fix": FIX_TAG}
 
 #: torch's threshold: the parallel region moves into an inner loop with 300 times the
@@ -208,7 +208,7 @@ class MendedInductor(torch._TorchCompileInductorWrapper):
 
     ``torch.compile(fn, backend=MendedInductor(mode, options, dynamic))`` compiles as
     ``torch.compile(fn, mode=mode, options=options, dynamic=dynamic)`` does, with
-    neml2's settings and mend in force while a graph is compiled (its first call, a
+    neml2's settings and mends in force while a graph is compiled (its first call, a
     recompile) and only then: a call of the compiled function that reuses its code
     does not enter :func:`code_generation` (26 µs a call, measured on py-jit's
     elasticity).
