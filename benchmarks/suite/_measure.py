@@ -418,7 +418,9 @@ def measure_batch(
                     break
                 ttimes.append(time.perf_counter() - t0)
                 spent = time.perf_counter() - start
-                if len(ttimes) >= opts.transient_repeats:
+                # at least --transient-repeats runs, more until --transient-min-time
+                # has passed (a cheap run, microseconds per step, is timed many times)
+                if len(ttimes) >= opts.transient_repeats and spent >= opts.transient_min_time:
                     break
                 if spent + ttimes[-1] > opts.transient_budget:
                     break

@@ -18,6 +18,13 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--eval-budget", type=float, default=20.0, help="max seconds of evaluations")
     p.add_argument("--transient-repeats", type=int, default=3)
     p.add_argument(
+        "--transient-min-time",
+        type=float,
+        default=0.0,
+        help="repeat a transient run until this many seconds have passed (at least "
+        "--transient-repeats runs, within --transient-budget)",
+    )
+    p.add_argument(
         "--transient-budget",
         type=float,
         default=60.0,

@@ -154,7 +154,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         type=float,
         help="transient runs estimated longer than this are skipped (s)",
     )
-    p.add_argument("--transient-repeats", type=int)
+    p.add_argument("--transient-repeats", type=int, help="transient runs per cell, at least")
+    p.add_argument(
+        "--transient-min-time",
+        type=float,
+        help="time transient runs until this many seconds have passed (cheap cells: many "
+        "runs, their median reported)",
+    )
     p.add_argument(
         "--cell-timeout", type=float, help="kill a (side, workload, route) worker after this many s"
     )
@@ -242,6 +248,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "eval_budget": 10.0 if quick else 30.0,
         "transient_budget": 10.0 if quick else 600.0,
         "transient_repeats": 1 if quick else 3,
+        "transient_min_time": 0.0 if quick else 2.0,
         "cell_timeout": 300.0 if quick else 1800.0,
         "compile": "cached" if quick else "cold",
     }
@@ -322,6 +329,8 @@ def worker_command(
         str(a.transient_budget),
         "--transient-repeats",
         str(a.transient_repeats),
+        "--transient-min-time",
+        str(a.transient_min_time),
         "--compile",
         compile_mode
         or (

@@ -9,6 +9,7 @@ import csv
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -461,7 +462,8 @@ def test_measure_on_cuda_synchronizes_and_reads_gpu_memory(monkeypatch):
     hist = {"t": (t, 0), "f": (torch.ones(n + 1, b, dtype=torch.float64), 0)}
     opts = SimpleNamespace(device="cuda", repeats=3, latency_repeats=3, min_time=0.0,
                            eval_budget=5.0, steps=n, transient_budget=60.0,
-                           transient_repeats=1, fingerprint_dir=None)  # fmt: skip
+                           transient_repeats=1, transient_min_time=0.0,
+                           fingerprint_dir=None)  # fmt: skip
     rows = _measure.measure_batch("ours", "w", "r", fake, SimpleNamespace(state_sub_batch={}),
                                   b, hist, {}, opts)  # fmt: skip
     assert events[:2] == ["sync", "reset"]  # a new peak, nothing queued before it
@@ -476,6 +478,37 @@ def test_measure_on_cuda_synchronizes_and_reads_gpu_memory(monkeypatch):
     assert got["transient_points_per_s"]["status"] == "ok"
     assert got["peak_cuda_delta_mb"]["value"] == 5.0
     assert "max_memory_allocated 8 MB" in got["peak_cuda_delta_mb"]["note"]
+
+
+@pytest.mark.parametrize("min_time", [0.0, 0.2])
+def test_cheap_transients_are_repeated_until_the_min_time(monkeypatch, min_time):
+    """--transient-repeats runs at least; with --transient-min-time, more until that many
+    seconds have passed: a run of microseconds is timed many times and its median
+    reported, not one run that a scheduler hiccup can double."""
+    from types import SimpleNamespace
+
+    import _measure
+
+    monkeypatch.setattr(_measure, "WARMUP_S", 0.0)
+    n, b = 4, 3
+    t = torch.linspace(0, 1, n + 1, dtype=torch.float64).unsqueeze(-1).expand(n + 1, b)
+    hist = {"t": (t, 0), "f": (torch.ones(n + 1, b, dtype=torch.float64), 0)}
+    opts = SimpleNamespace(device="cpu", repeats=3, latency_repeats=3, min_time=0.0,
+                           eval_budget=1.0, steps=n, transient_budget=60.0,
+                           transient_repeats=2, transient_min_time=min_time,
+                           fingerprint_dir=None)  # fmt: skip
+    start = time.perf_counter()
+    rows = _measure.measure_batch("ours", "w", "r", _Counter(), SimpleNamespace(state_sub_batch={}),
+                                  b, hist, {}, opts)  # fmt: skip
+    assert time.perf_counter() - start < 30
+    got = {r["metric"]: r for r in rows}
+    runs = got["transient_points_per_s"]["n"]
+    assert got["transient_points_per_s"]["status"] == "ok"
+    if min_time == 0.0:
+        assert runs == 2
+    else:  # a 4-step run of a 3-point counter takes well under a millisecond
+        assert runs > 10, runs
+        assert got["transient_time_s"]["n"] == runs
 
 
 def test_report_of_a_cuda_run_names_the_gpu_and_its_memory(tmp_path):

@@ -80,6 +80,72 @@ def test_einsum_threshold_is_crossed_by_a_second_order_pair():
     torch.testing.assert_close(vec_mod.dot_raw(a, b), (a * b).sum(-1))
 
 
+@pytest.mark.parametrize(
+    ("seed_shape", "value_shape"),
+    [((6, 1, 6), (1000, 6)), ((13, 1, 1, 6), (4, 50, 6)), ((7, 3), ()), ((6, 1, 3), (1, 3))],
+)
+def test_a_seed_against_batched_values_is_one_matrix_product(seed_shape, value_shape):
+    """A tangent that is the same at every point, (K, 1, ..., 1, n), dotted with a
+    batched value (*batch, n): one (K, n) @ (n, points) product, in either order, the
+    values of the elementwise form and no einsum (whose batched matrix-vector products
+    were the slowest operation of the eager J2 step)."""
+    t = _rand(*seed_shape, seed_=6)
+    p = _rand(*(value_shape[:-1] if value_shape else ()), seed_shape[-1], seed_=7)
+    want = (t * p).sum(-1)
+    calls = []
+
+    class Spy(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            calls.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Spy():
+        ab, ba = vec_mod.dot_raw(t, p), vec_mod.dot_raw(p, t)
+    assert ab.shape == ba.shape == want.shape
+    torch.testing.assert_close(ab, want, rtol=1e-14, atol=1e-14)
+    torch.testing.assert_close(ba, want, rtol=1e-14, atol=1e-14)
+    assert not any("bmm" in c or "einsum" in c for c in calls), calls
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_von_mises_closed_form_matches_the_generic_chain(traced, monkeypatch):
+    """``_sr2.von_mises``: first-order tangents in closed form (``1.5 S : dA / vm``), on a
+    sub-batched tensor with a per-point leaf and a shared seed (batch-broadcast
+    tangent), eager and traced; second-order tangents take the generic chain."""
+    if traced:
+        monkeypatch.setattr(vec_mod, "_tracing", lambda: True)
+        monkeypatch.setattr(sr2_mod, "_tracing", lambda: True)
+    a = seed(SR2(_rand(5, 3, 6, seed_=8), sub_batch_ndim=1), "a")
+    b = seed(SR2(_rand(6, seed_=9)), "b")
+    x = a * 2.0 - b
+    counts = []
+    for fn in (lambda: sr2_mod.von_mises(x, 1e-12), lambda: _von_mises(x)):
+        calls = []
+
+        class Count(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None, calls=calls):
+                calls.append(func)
+                return func(*args, **(kwargs or {}))
+
+        with Count():
+            fn()
+        counts.append(len(calls))
+    assert counts[0] < 0.6 * counts[1], counts  # the point of the closed form
+    got, want = sr2_mod.von_mises(x, 1e-12), _von_mises(x)
+    assert got.sub_batch_ndim == want.sub_batch_ndim == 1 and got.tangents2 is None
+    torch.testing.assert_close(got.data, want.data, rtol=1e-14, atol=1e-14)
+    assert set(got.tangents) == set(want.tangents) == {"a", "b"}
+    for k in got.tangents:
+        g, w = torch.broadcast_tensors(got.tangents[k], want.tangents[k])
+        torch.testing.assert_close(g, w, rtol=1e-12, atol=1e-12, msg=k)
+    plain = sr2_mod.von_mises(x.primal(), 1e-12)
+    assert plain.tangents is None
+    torch.testing.assert_close(plain.data, want.data, rtol=1e-14, atol=1e-14)
+    x2 = seed(SR2(_rand(4, 6, seed_=10)), "c", second_order=True)
+    got2, want2 = sr2_mod.von_mises(x2, 1e-12), _von_mises(x2)
+    torch.testing.assert_close(got2.tangents2[("c", "c")], want2.tangents2[("c", "c")])
+
+
 def test_von_mises_tangents_against_finite_differences(monkeypatch):
     """First and second derivatives of the eager von Mises (central differences)."""
     monkeypatch.setattr(vec_mod, "_EINSUM_MIN", 0)

@@ -7,6 +7,8 @@ Components ``(xx, yy, zz, sqrt2*yz, sqrt2*xz, sqrt2*xy)`` (NEML2's convention), 
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from neml2.tensors._base import TensorWrapper
@@ -78,6 +80,30 @@ def dev_raw(x: torch.Tensor) -> torch.Tensor:
     if _eager_float(x):
         return torch.addcmul(x, tr_raw(x).unsqueeze(-1), _vol_mask(x), value=-1.0)
     return x - _vol_traced(x)
+
+
+def von_mises(A: SR2, eps: float):
+    """``sqrt(3/2) sqrt(S:S + eps)``, ``S = dev(A)``: a Scalar at ``(*B, *sub)``.
+
+    First derivatives in closed form: ``d vm = (3/2) S : dA / vm`` (``dev`` is a
+    projection, so ``S : dev(dA) = S : dA``): one contraction per tangent, where the
+    generic chain takes the deviator of every tangent, a second contraction and the
+    square root's chain rule (33 operations per call with one seed, 12 here). With
+    second-order tangents the generic chain runs (the same values).
+    """
+    from neml2.tensors._functions import sqrt
+    from neml2.tensors._scalar import Scalar
+
+    if A.tangents2 is not None:
+        S = A.dev()
+        return sqrt(S.inner(S) + eps) * math.sqrt(1.5)
+    S = dev_raw(A.data)
+    vm = torch.sqrt(dot_raw(S, S) + eps) * math.sqrt(1.5)
+    t1 = None
+    if A.tangents:
+        c = 1.5 / vm
+        t1 = {k: c * dot_raw(S, v) for k, v in A.tangents.items()}
+    return Scalar._make(vm, A.sub_batch_ndim, t1, None)
 
 
 class SR2(TensorWrapper, FactoryMixin):

@@ -31,16 +31,41 @@ def _broadcast_numel(a: torch.Tensor, b: torch.Tensor) -> int:
     return n
 
 
+def _seed_rows(t: torch.Tensor, p: torch.Tensor) -> bool:
+    """Whether *t* is ``(K, 1, ..., 1, n)`` against *p* ``(*batch, n)``: a tangent that
+    is the same at every point (a seed) against a batched value."""
+    return (
+        t.dim() == p.dim() + 1
+        and t.shape[-1] == p.shape[-1]
+        and t.numel() == t.shape[0] * t.shape[-1]
+        and t.dtype == p.dtype
+    )
+
+
+def _seed_dot(t: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """``(K, *batch)``: each of the K rows of *t* dotted with every point of *p*, as one
+    ``(K, n) @ (n, points)`` product."""
+    k, n = t.shape[0], t.shape[-1]
+    return (t.reshape(k, n) @ p.reshape(-1, n).T).reshape(k, *p.shape[:-1])
+
+
 def dot_raw(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``sum_i a_i b_i`` on the last axis (bilinear; leading axes broadcast).
 
-    Eagerly, a large broadcast contraction (a second-order tangent pair is an outer
-    product over two seed axes) goes through ``einsum``, which does not materialise
-    the products and is many times faster than ``(a * b).sum(-1)`` there. Traced
-    graphs keep ``mul`` + ``sum``, which Inductor fuses into one loop.
+    Eagerly, a seed (a tangent with one row per seed and no batch) against a batched
+    value is one small matrix product; another large broadcast contraction (a
+    second-order tangent pair is an outer product over two seed axes) goes through
+    ``einsum``, which does not materialise the products and is many times faster than
+    ``(a * b).sum(-1)`` there. Traced graphs keep ``mul`` + ``sum``, which Inductor
+    fuses into one loop.
     """
-    if not _tracing() and _broadcast_numel(a, b) >= _EINSUM_MIN:
-        return torch.einsum("...i,...i->...", a, b)
+    if not _tracing():
+        if _seed_rows(a, b):
+            return _seed_dot(a, b)
+        if _seed_rows(b, a):
+            return _seed_dot(b, a)
+        if _broadcast_numel(a, b) >= _EINSUM_MIN:
+            return torch.einsum("...i,...i->...", a, b)
     return (a * b).sum(-1)
 
 

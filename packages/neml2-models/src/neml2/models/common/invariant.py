@@ -11,6 +11,7 @@ from neml2.models._registry import register
 from neml2.models._schema import option
 from neml2.models.common._fields import variable
 from neml2.tensors import SR2, Scalar, sqrt
+from neml2.tensors._sr2 import von_mises
 
 INVARIANTS = ("I1", "I2", "VONMISES", "EFFECTIVE_STRAIN")
 
@@ -52,6 +53,5 @@ class SR2Invariant(Model):
             return (t * t - A.inner(A)) * 0.5
         eps = torch.finfo(A.dtype).eps
         if kind == "VONMISES":
-            S = A.dev()
-            return sqrt(S.inner(S) + eps) * math.sqrt(1.5)
+            return von_mises(A, eps)
         return sqrt(A.inner(A) + eps) * math.sqrt(2.0 / 3.0)

@@ -12,6 +12,7 @@ from neml2.models._naming import RATE
 from neml2.models._registry import register
 from neml2.models._schema import NonlinearParameter, derived, input, option, output, parameter
 from neml2.tensors import MRP, SR2, SSR4, FatalError, Scalar, TensorWrapper
+from neml2.tensors._broadcast import _tracing
 
 #: coefficient type -> parameter name
 COEFFICIENTS = {
@@ -199,10 +200,39 @@ class LinearIsotropicElasticity(Model):
                 self.declare_output(k, t)
 
     def forward(self, x: SR2) -> SR2:
-        K, G = bulk_shear({n: self.param(n) for n in self._coef_names})
+        return x.isotropic_map(*self._map_coefficients())
+
+    def _map_coefficients(self) -> tuple[Scalar, Scalar]:
+        """``(3K, 2G)`` (``(1/3K, 1/2G)`` with ``compliance``), each ``(*B,)``.
+
+        Eagerly, constant coefficients give the same pair at every call: it is computed
+        once and kept while the coefficients are the same tensors at the same version (a
+        new value or an in-place update recomputes it). Neither kept nor reused when a
+        coefficient carries tangents, needs its gradient (autograd wants a fresh graph
+        per call), or the call is traced (the graph must hold the computation)."""
+        coefs = [self.param(n) for n in self._coef_names]
+        fresh = (
+            _tracing()
+            or any(c.tangents for c in coefs)
+            or (torch.is_grad_enabled() and any(c.data.requires_grad for c in coefs))
+        )
+        if fresh:
+            return self._coefficient_pair(coefs)
+        state = [(c.data, c.data._version) for c in coefs]
+        kept = self.__dict__.get("_kept_map")
+        if kept is not None and all(
+            a is b and u == v for (a, u), (b, v) in zip(kept[0], state, strict=True)
+        ):
+            return kept[1]
+        pair = self._coefficient_pair(coefs)
+        self.__dict__["_kept_map"] = (state, pair)
+        return pair
+
+    def _coefficient_pair(self, coefs: list[Scalar]) -> tuple[Scalar, Scalar]:
+        K, G = bulk_shear(dict(zip(self._coef_names, coefs, strict=True)))
         if self.opts["compliance"]:
-            return x.isotropic_map(1.0 / (3.0 * K), 1.0 / (2.0 * G))
-        return x.isotropic_map(3.0 * K, 2.0 * G)
+            return 1.0 / (3.0 * K), 1.0 / (2.0 * G)
+        return 3.0 * K, 2.0 * G
 
 
 @register()
