@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import torch
+
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
@@ -27,7 +29,28 @@ class PerzynaPlasticFlowRate(Model):
     def forward(self, yield_function: Scalar) -> Scalar:
         eta = self.param("reference_stress")
         n = self.param("exponent")
+        f = yield_function
+        plain = f.tangents2 is None and not eta.tangents and not n.tangents
+        if plain and torch.broadcast_shapes(f.data.shape, eta.data.shape, n.data.shape) == (
+            f.data.shape
+        ):
+            return self._closed_form(f, eta.data, n.data)
         active = yield_function > 0.0
         # evaluate the power only on the active side: log(0) never enters the tangents
         ratio = where(active, yield_function / eta, constant(Scalar, 1.0, like=yield_function))
         return where(active, ratio**n, constant(Scalar, 0.0, like=yield_function))
+
+    @staticmethod
+    def _closed_form(f: Scalar, eta: torch.Tensor, n: torch.Tensor) -> Scalar:
+        """The rate and its first derivatives, ``d γ̇ = n γ̇ / f df`` where ``f > 0`` (zero
+        elsewhere): one power per call (the generic chain raised ``f / η`` to ``n - 1``
+        once more for the derivative). Constant ``η``, ``n`` whose batch shape is
+        ``f``'s or broadcasts into it; first-order tangents of ``f`` only."""
+        active = f.data > 0.0
+        fa = torch.where(active, f.data, 1.0)  # no 0 ** n, no division by zero
+        rate = torch.where(active, (fa / eta) ** n, 0.0)
+        t1 = None
+        if f.tangents:
+            c = torch.where(active, n * rate / fa, 0.0)
+            t1 = {k: c * t for k, t in f.tangents.items()}
+        return Scalar._make(rate, f.sub_batch_ndim, t1, None)
