@@ -88,7 +88,7 @@ def von_mises(A: SR2, eps: float):
     First derivatives in closed form: ``d vm = (3/2) S : dA / vm`` (``dev`` is a
     projection, so ``S : dev(dA) = S : dA``): one contraction per tangent, where the
     generic chain takes the deviator of every tangent, a second contraction and the
-    square root's chain rule (33 operations per call with one seed, 12 here). With
+    square root's chain rule (33 operations per call with one seed, 19 here). With
     second-order tangents the generic chain runs (the same values).
     """
     from neml2.tensors._functions import sqrt
