@@ -118,3 +118,88 @@ def test_where_with_raw_bool_condition_is_right_aligned():
     w = nt.where(cond, a, 0.0)
     assert w.shape == (2, 3) and w.sub_batch_ndim == 1
     np.testing.assert_allclose(w.data.numpy(), np.where(a.data.numpy() > 2, a.data.numpy(), 0))
+
+
+# ---------------------------------------------------------------- eager fast lane
+def _operands():
+    """Pairs that need no alignment (same batch shape, sub-batch rank and dtype), with
+    and without tangents: per-point and shared (batch-broadcast) seeds, second order."""
+    g = torch.Generator().manual_seed(11)
+
+    def r(*s):
+        return torch.randn(*s, generator=g, dtype=F64)
+
+    a = nt.seed(SR2(r(4, 3, 6), sub_batch_ndim=1), "a", second_order=True)
+    shared = nt.attach(SR2(r(4, 3, 6), sub_batch_ndim=1), {"s": r(6, 1, 1, 6)})
+    plain = SR2(r(4, 3, 6), sub_batch_ndim=1)
+    k = nt.seed(Scalar(r(4, 3), sub_batch_ndim=1), "k")
+    return {
+        "plain-plain": (plain, SR2(r(4, 3, 6), sub_batch_ndim=1)),
+        "seeded-plain": (a, plain),
+        "plain-seeded": (plain, a),
+        "seeded-shared": (a, shared),
+        "scalar-scale": (a, k),
+    }
+
+
+def _same(x, y):
+    assert type(x) is type(y) and x.sub_batch_ndim == y.sub_batch_ndim
+    assert x.data.shape == y.data.shape and torch.equal(x.data, y.data)
+    for tx, ty in ((x.tangents, y.tangents), (x.tangents2, y.tangents2)):
+        assert (tx is None) == (ty is None)
+        assert set(tx or {}) == set(ty or {})
+        for key in tx or {}:
+            assert tx[key].shape == ty[key].shape and torch.equal(tx[key], ty[key]), key
+
+
+@pytest.mark.parametrize("case", list(_operands()))
+def test_lined_up_operands_skip_alignment_with_the_same_results(case, monkeypatch):
+    """Operands with nothing to align go straight to the arithmetic (no general pass of
+    ``align``: 8 instead of 16 us for ``a - b`` at 1e3 points); the values, tangents and
+    second-order tangents are bit for bit those of the general pass."""
+    from neml2.tensors import _base, _broadcast
+
+    x, y = _operands()[case]
+    ops = (
+        [lambda p, q: p * q, lambda p, q: q * p, lambda p, q: p / q]
+        if case == "scalar-scale"
+        else [lambda p, q: p + q, lambda p, q: p - q, lambda p, q: q - p, lambda p, q: p.inner(q)]
+    )
+
+    def no_general_pass(*_):
+        raise AssertionError("lined-up operands went through the general alignment")
+
+    with monkeypatch.context() as m:
+        m.setattr(_broadcast, "_quick_check", no_general_pass)
+        m.setattr(_broadcast, "check_broadcastable", no_general_pass)
+        fast = [f(x, y) for f in ops]
+    with monkeypatch.context() as m:
+        m.setattr(_broadcast, "_lined_up", lambda a, b: False)
+        m.setattr(_base, "_lined_up", lambda a, b: False)
+        slow = [f(x, y) for f in ops]
+    assert len(fast) == len(slow) == len(ops)
+    for got, want in zip(fast, slow, strict=True):
+        _same(got, want)
+
+
+def test_the_fast_lane_leaves_alignment_where_it_is_needed(monkeypatch):
+    """Different sub-batch ranks, batch shapes or dtypes, a dynamic base, or a trace
+    (symbolic sizes: comparing them would add guards) take the general pass, with its
+    promotion and its errors."""
+    from neml2.tensors import _broadcast
+
+    lined = _broadcast._lined_up
+    a = SR2(torch.rand(4, 3, 6, dtype=F64), sub_batch_ndim=1)
+    assert lined(a, SR2(torch.rand(4, 3, 6, dtype=F64), sub_batch_ndim=1))
+    assert not lined(a, SR2(torch.rand(4, 3, 6, dtype=F64)))  # sub-batch rank
+    assert not lined(a, SR2(torch.rand(4, 1, 6, dtype=F64), sub_batch_ndim=1))  # batch
+    f32 = SR2(torch.rand(4, 3, 6, dtype=torch.float32), sub_batch_ndim=1)
+    assert not lined(a, f32)
+    assert (a + f32).dtype == F64  # promoted by the general pass
+    t1, t2 = Tensor(torch.rand(4, 6, dtype=F64), base_ndim=1), Tensor(torch.rand(4, 6, dtype=F64))
+    with pytest.raises(TypeError, match=r"\+"):
+        t1 + t2  # same data shape, different base: still refused
+    with pytest.raises(ShapeError, match="sub-batch"):
+        a + SR2(torch.rand(4, 2, 6, dtype=F64), sub_batch_ndim=1)
+    monkeypatch.setattr(_broadcast, "_tracing", lambda: True)
+    assert not lined(a, SR2(torch.rand(4, 3, 6, dtype=F64), sub_batch_ndim=1))

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from neml2.models._model import Model, _as_tuple
+from neml2.models._model import Model, _as_tuple, direct_calls, has_hooks
 from neml2.models._registry import register
 from neml2.models._schema import Schema, model_ref, option
 
@@ -182,8 +182,10 @@ class ComposedModel(Model):
                 order: one typed value, or a tuple of them when there are several.
         """
         values = dict(zip(self.input_spec, inputs, strict=True))
+        direct = direct_calls()
         for c in self._order:
-            outs = _as_tuple(c(*[values[n] for n in c.input_spec]))
+            args = [values[n] for n in c.input_spec]
+            outs = c._call_within(args) if direct and not has_hooks(c) else _as_tuple(c(*args))
             values.update(zip(c.output_spec, outs, strict=True))
         out = tuple(values[n] for n in self.output_spec)
         return out if len(out) != 1 else out[0]

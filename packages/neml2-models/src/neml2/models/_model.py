@@ -711,6 +711,15 @@ class Model(torch.nn.Module):
         return tuple(out)
 
     # ------------------------------------------------------------------ calls
+    def _call_within(self, args: list) -> tuple:
+        """``forward(*args)`` for the eager evaluation of an enclosing composition, which
+        made the public call's checks for its own inputs; the arguments are those or its
+        other children's outputs (typed values of the model's dtype and device). Skips
+        ``torch.nn.Module.__call__`` and the checks, about 12 us per call; the caller
+        takes the public call instead where a hook is registered or a trace is on (see
+        :func:`direct_calls`)."""
+        return _as_tuple(self._call_leaf(type(self).forward._neml2_leaf, args))
+
     def _call_leaf(self, f, args) -> Outputs:
         typed = [_typed(x, t) for x, t in zip(args, self.input_spec.values(), strict=True)]
         if getattr(type(self).forward, "_neml2_explicit", False):
@@ -1091,6 +1100,25 @@ def _typed(x: Any, typ: type) -> TensorWrapper:
             f"{type(x).__name__} of base {tuple(x.base_shape)}"
         )
     return typ(torch.as_tensor(x))
+
+
+def direct_calls() -> bool:
+    """May an eager composition call its children through :meth:`Model._call_within`: no
+    Dynamo / export / TorchScript trace is on and no global ``torch.nn.Module`` hook is
+    registered (a child's own hooks are checked by :func:`has_hooks`)?"""
+    if torch.compiler.is_compiling() or torch.compiler.is_exporting():
+        return False
+    if torch._C._get_tracing_state():
+        return False
+    any_global = getattr(torch.nn.modules.module, "_has_any_global_hook", None)
+    return any_global is not None and not any_global()
+
+
+def has_hooks(m: torch.nn.Module) -> bool:
+    """Has *m* a forward or backward hook of its own (then it is called publicly)?"""
+    return bool(
+        m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks
+    )
 
 
 def _as_tuple(out: Any) -> tuple[TensorWrapper, ...]:

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from neml2.tensors import _tangents as T
-from neml2.tensors._broadcast import align, describe, insert_singletons
+from neml2.tensors._broadcast import _as_dual, _lined_up, align, describe, insert_singletons
 from neml2.tensors._errors import ShapeError
 from neml2.tensors._spellings import missing_attribute
 from neml2.tensors._tangents import Dual
@@ -51,6 +51,12 @@ def register_matmul(a: type, b: type, out: type, fn: Callable) -> None:
 
 
 def _is_const(x: Any) -> bool:
+    # the common operands first: the abstract Number check costs about a microsecond
+    t = type(x)
+    if t is float or t is int:
+        return True
+    if isinstance(x, TensorWrapper):
+        return False
     return isinstance(x, Number | np.number) or (isinstance(x, torch.Tensor) and x.dim() == 0)
 
 
@@ -429,7 +435,17 @@ class TensorWrapper(metaclass=TypedMeta):
             f"{type(other).__name__} ({describe(self)} {op} {o}){hint}"
         )
 
+    def _same_kind_lined_up(self, other) -> bool:
+        """Is ``other`` of this type and fixed base, lined up with ``self`` (eager, same
+        batch shape, sub-batch rank and dtype: see :func:`_lined_up`)? Then ``+`` and
+        ``-`` go straight to the arithmetic (about 8 instead of 16 us per operation)."""
+        return type(other) is type(self) and not self._is_dynamic_base and _lined_up(self, other)
+
     def __add__(self, other):
+        if self._same_kind_lined_up(other):
+            if self.tangents is None and other.tangents is None:
+                return self._make(self.data + other.data, self.sub_batch_ndim)
+            return self._from_dual(_as_dual(self) + _as_dual(other), self.sub_batch_ndim)
         if _is_const(other):
             return self._unary_dual(lambda d: d + other)
         if not isinstance(other, TensorWrapper):
@@ -444,6 +460,10 @@ class TensorWrapper(metaclass=TypedMeta):
         return NotImplemented
 
     def __sub__(self, other):
+        if self._same_kind_lined_up(other):
+            if self.tangents is None and other.tangents is None:
+                return self._make(self.data - other.data, self.sub_batch_ndim)
+            return self._from_dual(_as_dual(self) - _as_dual(other), self.sub_batch_ndim)
         if _is_const(other):
             return self._unary_dual(lambda d: d - other)
         if not isinstance(other, TensorWrapper):
