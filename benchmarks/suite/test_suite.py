@@ -511,6 +511,37 @@ def test_cheap_transients_are_repeated_until_the_min_time(monkeypatch, min_time)
         assert got["transient_time_s"]["n"] == runs
 
 
+@pytest.mark.parametrize("long_call", [False, True])
+def test_a_long_first_call_is_the_one_timed_call(monkeypatch, long_call):
+    """A first call longer than LONG_CALL_S is timed, not repeated as a warm-up (the
+    reference's Taylor model at 1e5 points: 15 minutes a call); a short one is a warm-up
+    followed by the timed calls."""
+    from types import SimpleNamespace
+
+    import _measure
+
+    monkeypatch.setattr(_measure, "WARMUP_S", 0.0)
+    monkeypatch.setattr(_measure, "LONG_CALL_S", 0.0 if long_call else 1e9)
+    fake = _Counter()
+    n, b = 4, 3
+    t = torch.linspace(0, 1, n + 1, dtype=torch.float64).unsqueeze(-1).expand(n + 1, b)
+    hist = {"t": (t, 0), "f": (torch.ones(n + 1, b, dtype=torch.float64), 0)}
+    opts = SimpleNamespace(device="cpu", repeats=3, latency_repeats=3, min_time=0.0,
+                           eval_budget=5.0, steps=0, transient_budget=60.0,
+                           transient_repeats=1, transient_min_time=0.0,
+                           fingerprint_dir=None)  # fmt: skip
+    rows = _measure.measure_batch("ours", "w", "r", fake, SimpleNamespace(state_sub_batch={}),
+                                  b, hist, {}, opts)  # fmt: skip
+    got = {r["metric"]: r for r in rows}
+    assert got["eval_points_per_s"]["status"] == "ok"
+    if long_call:
+        assert len(fake.seen) == 1 and got["eval_time_s"]["n"] == 1
+        assert "no warm-up" in got["eval_time_s"]["note"]
+    else:
+        assert len(fake.seen) == 1 + 3 and got["eval_time_s"]["n"] == 3
+        assert "1 warm-up calls" in got["eval_time_s"]["note"]
+
+
 def test_report_of_a_cuda_run_names_the_gpu_and_its_memory(tmp_path):
     import _report
     from _measure import row
