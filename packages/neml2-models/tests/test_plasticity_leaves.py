@@ -227,6 +227,22 @@ def test_perzyna_first_derivatives_take_one_power():
     assert ops["pow"] == 1, ops.counts
 
 
+def test_perzyna_closed_form_with_per_point_parameters():
+    """A reference stress per point (not one value) still takes the closed form where it
+    broadcasts into the yield function's shape: one power, the rate and derivative of
+    the formula."""
+    f = _rand(*B, seed=19, scale=50.0, shift=10.0)
+    eta = _rand(*B, seed=20).abs() * 100.0 + 50.0
+    m = PerzynaPlasticFlowRate(reference_stress=150.0, exponent=4.0)
+    m.set_parameter("reference_stress", eta)
+    with CountOps() as ops:
+        out, jac = m.jacobian({"yield_function": f})
+    assert ops["pow"] == 1, ops.counts
+    fp = torch.clamp(f, min=0.0)
+    torch.testing.assert_close(out["flow_rate"], (fp / eta) ** 4.0)
+    torch.testing.assert_close(jac["flow_rate"]["yield_function"], 4.0 * fp**3 / eta**4)
+
+
 def test_perzyna_promoted_exponent_derivative():
     m = PerzynaPlasticFlowRate(reference_stress=100.0, exponent="n")
     f = _rand(*B, seed=16).abs() * 50 + 1.0
