@@ -53,6 +53,7 @@ from neml2.models._schema import (
     derived_name,
 )
 from neml2.tensors import FatalError, Tensor, TensorWrapper, attach, tangents2_of, tangents_of
+from neml2.tensors._broadcast import _tracing
 from neml2.tensors._seed import _direction, identity_seed
 
 Outputs = TensorWrapper | tuple[TensorWrapper, ...]
@@ -1106,9 +1107,7 @@ def direct_calls() -> bool:
     """May an eager composition call its children through :meth:`Model._call_within`: no
     Dynamo / export / TorchScript trace is on and no global ``torch.nn.Module`` hook is
     registered (a child's own hooks are checked by :func:`has_hooks`)?"""
-    if torch.compiler.is_compiling() or torch.compiler.is_exporting():
-        return False
-    if torch._C._get_tracing_state():
+    if _tracing() or torch._C._get_tracing_state():
         return False
     any_global = getattr(torch.nn.modules.module, "_has_any_global_hook", None)
     return any_global is not None and not any_global()
