@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from neml2.models import load_model
+from neml2.models._block_seeds import block_diagonal, block_diagonal_into
 from neml2.tensors import FatalError, Scalar
 
 F64 = torch.float64
@@ -183,6 +184,35 @@ def test_block_seeded_jacobian_equals_the_ordinary_one(tmp_path, batch):
     torch.testing.assert_close(off, (-0.25 / G) * (1 - eye).expand_as(off))
     torch.testing.assert_close(J[..., G, :G], torch.full_like(J[..., G, :G], -1.0 / G))
     torch.testing.assert_close(J[..., :G, G], torch.full_like(J[..., :G, G], -0.5))
+
+
+def test_block_diagonal_matches_the_in_place_writer():
+    """The traced (functional) grain diagonal puts every entry where the eager writer
+    does: several components per grain on both sides (k = 3 seeds, bs = 2 residuals)."""
+    g = torch.Generator().manual_seed(5)
+    d = torch.randn(3, 7, G, 2, generator=g, dtype=F64)  # (k, batch, G, bs)
+    buf = torch.zeros(1 + G * 3, 7, G * 2 + 1, dtype=F64)  # seed-major, with margins
+    block_diagonal_into(buf, 1, 0, G, 3, 2, d)
+    want = buf.movedim(0, -1)[..., : G * 2, 1:]
+    got = block_diagonal(d)
+    assert got.shape == (7, G * 2, G * 3)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    assert bool((got[:, 0:2, 3:] == 0).all()) and bool((got[:, 0:2, 0:3] != 0).all())
+
+
+@pytest.mark.parametrize("batch", [(3,), (1,)])
+def test_traced_block_seeded_assembly_equals_the_eager_one(tmp_path, batch, monkeypatch):
+    """Traced graphs concatenate the block-seeded Jacobian instead of writing it into one
+    buffer: the same matrix, bit for bit."""
+    from neml2.models import implicit_update as iu
+
+    model = _model(tmp_path, MEAN)
+    _, (r, J) = _jacobians(model, batch)
+    monkeypatch.setattr(iu, "_tracing", lambda: True)
+    _, (rt, Jt) = _jacobians(model, batch)
+    assert Jt.shape == J.shape == (*batch, G + 1, G + 1)
+    torch.testing.assert_close(rt, r, rtol=0, atol=0)
+    torch.testing.assert_close(Jt, J, rtol=0, atol=0)
 
 
 def test_solve_uses_block_seeds_and_converges(tmp_path):

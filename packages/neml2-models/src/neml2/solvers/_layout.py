@@ -95,19 +95,29 @@ class Layout:
         batch,
         like,
         prefix: str = "",
+        extra=None,
     ) -> torch.Tensor:
-        """Assemble ``(*batch, n_self, n_seed)`` from ``tangents[row][prefix + seed]``."""
+        """Assemble ``(*batch, n_self, n_seed)`` from ``tangents[row][prefix + seed]``.
+
+        Functional (no writes into a preallocated matrix): one concatenation, which a
+        traced graph fuses into a single pass over the result. *extra*, where given, is
+        ``extra(row_slot, seed_slot) -> (*batch, row size, seed size) | None``: a block
+        added to (or standing in for an absent) tangent block, e.g. the grain diagonal
+        of block-seeded tangents (:func:`neml2.models._block_seeds.block_diagonal`).
+        """
         rows = []
         for s in self.slots:
             cols = []
             t_row = tangents.get(s.name, {})
             for c in seed_layout.slots:
                 t = t_row.get(prefix + c.name)
+                add = extra(s, c) if extra is not None else None
                 if t is None:
-                    cols.append(like.new_zeros(*batch, s.size, c.size))
+                    cols.append(add if add is not None else like.new_zeros(*batch, s.size, c.size))
                     continue
                 d = t.data.expand(c.size, *batch, *s.trailing).reshape(c.size, *batch, s.size)
-                cols.append(d.movedim(0, -1))
+                d = d.movedim(0, -1)
+                cols.append(d if add is None else add + d)
             rows.append(torch.cat(cols, dim=-1))
         return torch.cat(rows, dim=-2)
 
