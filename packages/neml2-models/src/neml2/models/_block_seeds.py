@@ -70,7 +70,7 @@ def block_diagonal(d: torch.Tensor) -> torch.Tensor:
     The functional counterpart of :func:`block_diagonal_into` for traced graphs, where a
     write into a view of a preallocated Jacobian becomes a scatter of the whole matrix
     per block (Taylor, 5 grains, 62 unknowns, 1024 points: 174 ms to assemble compiled,
-    16 ms as products concatenated)."""
+    14 ms as products concatenated)."""
     k, g, bs = d.shape[0], d.shape[-2], d.shape[-1]
     eye = torch.eye(g, dtype=d.dtype, device=d.device).reshape(g, 1, g, 1)
     m = d.movedim(0, -1).unsqueeze(-2) * eye  # (*batch, G, bs, G, k)
