@@ -613,8 +613,11 @@ class NewtonWithLineSearch(Newton):
 
         Eagerly, the first trial of a search that follows one which accepted ``α = 1``
         (and the first after ``u0``) is evaluated with ``fn`` at once, as it is likely
-        accepted; traced, ``fn`` is evaluated again at the accepted point (a graph cannot
-        skip it). The iterates are the same either way.
+        accepted. Traced, a pass evaluates ``fn`` at its iterate before the linear solve,
+        and the accepted point keeps the residual of its trial: the iterate that ends the
+        solve gets no Jacobian (a solve of ``k`` iterations: ``k`` evaluations of ``fn``,
+        one residual for ``u0`` and one per trial; Taylor's late transient steps take two
+        or three iterations). The iterates are the same either way.
 
         Args:
             fn: ``fn(u, *args) -> (r, J)``: the residual ``(*B, n)`` and its
@@ -691,10 +694,31 @@ class NewtonWithLineSearch(Newton):
 
             return self._iterate_active(fn, u0, args, per_point, step)
 
-        # passes: outer passes made (0: u0 not yet evaluated); it: iterations accepted;
-        # u, r, J: the iterate; nr0 (*B,): ‖r(u0)‖
         def settled_at(r, nr0):
             return _settled(torch.linalg.vector_norm(r, dim=-1), nr0, atol, rtol)
+
+        if tracing:
+            # the Jacobian at the start of a pass, so only where a step is due (as
+            # Newton._solve_traced): not at the iterate that ends the solve
+            def traced_cond(it, done, prev, u, r, nr0, *args):
+                return (it < max_its) & ~(settled_at(r, nr0) | done).all()
+
+            def traced_body(it, done, prev, u, r, nr0, *args):
+                settled = settled_at(r, nr0)
+                hold = _holds(done, prev, settled)
+                _, J = fn(u, *args)
+                _, u_try, r_try = search(False, u, r, _held(hold, self.linear.solve(J, -r)), args)
+                return (it + 1, hold, settled, u_try, r_try, nr0, *args)
+
+            r0 = points.residual(u0, *args)
+            none = torch.zeros(u0.shape[:-1], dtype=torch.bool, device=u0.device)
+            nr0 = torch.linalg.vector_norm(r0, dim=-1)
+            state = (_counter(0, u0.device), none, none, u0, r0, nr0, *args)
+            it, _, _, u, r, nr0, *_ = run_loop(traced_cond, traced_body, state)
+            return self._result(u, it, r, nr0)
+
+        # passes: outer passes made (0: u0 not yet evaluated); it: iterations accepted;
+        # u, r, J: the iterate; nr0 (*B,): ‖r(u0)‖
 
         def cond(passes, it, done, prev, u, r, J, nr0, *args):
             return (passes == 0) | ((it < max_its) & ~(settled_at(r, nr0) | done).all())
