@@ -744,8 +744,8 @@ class NewtonWithLineSearch(Newton):
                 print(f"  Newton it {it1}: max |r| = {float(nr.max()):.3e}")
             return (passes + 1, it1, hold, settled, u_try, r1, J1, nr0, *args)
 
-        # r, J: placeholders until the first pass has evaluated u0 (J a broadcast view:
-        # eagerly it is never read, traced run_loop makes it a buffer)
+        # (eager only: a traced solve took the loop above) r, J: placeholders until the
+        # first pass has evaluated u0 (J a broadcast view, never read)
         n = u0.shape[-1]
         J0 = u0.new_zeros(()).expand(*u0.shape, n)
         zero = _counter(0, u0.device)
