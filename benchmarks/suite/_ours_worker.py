@@ -29,7 +29,7 @@ import _cpp_io
 import _device
 import _measure as M
 from _adapters import RawAdapter, TypedAdapter
-from _worker_args import parser
+from _worker_args import parser, private_inductor_cache
 from _workloads import WORKLOADS, history, initial_state, to_device
 
 SIDE = "ours"
@@ -206,9 +206,7 @@ def _measure_cpp(w, a, adapter, b: int) -> list[dict]:
 def main() -> int:
     a = parser(__doc__.splitlines()[0]).parse_args()
     a.work_dir.mkdir(parents=True, exist_ok=True)
-    if a.compile in ("cold", "cold-once", "reuse", "reuse-only"):
-        # a private, empty Inductor cache: the cold compile hits nothing
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(a.work_dir / "inductor-cache")
+    private_inductor_cache(a)  # (emptied for a cold compile)
     import torch
 
     refused = _device.problem(a.device)

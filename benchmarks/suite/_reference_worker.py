@@ -11,7 +11,6 @@ target), and ``neml2.aoti.Model(path, device="cuda")`` loads that target.
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _device
 import _measure as M
 from _adapters import RawAdapter, TypedAdapter
-from _worker_args import parser
+from _worker_args import parser, private_inductor_cache
 from _workloads import WORKLOADS, history, initial_state, to_device
 
 SIDE = "reference"
@@ -80,9 +79,7 @@ def _compile(w, a, rows):
 def main() -> int:
     a = parser(__doc__.splitlines()[0]).parse_args()
     a.work_dir.mkdir(parents=True, exist_ok=True)
-    if a.compile in ("cold", "cold-once", "reuse", "reuse-only"):
-        # a private, empty Inductor cache: the cold compile hits nothing
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(a.work_dir / "inductor-cache")
+    private_inductor_cache(a)  # (emptied for a cold compile)
     import torch
 
     refused = _device.problem(a.device)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 import time
@@ -686,7 +687,9 @@ def test_best_of_rounds_takes_each_measurement_from_its_best_round():
 
 def test_rounds_alternate_the_sides_and_later_rounds_reuse_the_artifact(tmp_path, monkeypatch):
     """--rounds 2: ours, reference, ours, reference per cell; rounds after the first reuse
-    the first's compile; the table takes each side's best round; rounds.csv keeps all."""
+    the first's compile; the table takes each side's best round; rounds.csv keeps all.
+    A py-aoti cell's first round compiles in a worker of its own (no batches), and the
+    worker that measures loads that artifact (``reuse``)."""
     import run
 
     calls = []
@@ -694,8 +697,8 @@ def test_rounds_alternate_the_sides_and_later_rounds_reuse_the_artifact(tmp_path
     speed.update({("ours", 1): 200.0, ("reference", 1): 80.0})
 
     def fake_worker(python, script, side, w, route, batches, a, raw, log, timeout, **kw):
-        k = sum(1 for c in calls if c[:3] == (side, w, route))
-        calls.append((side, w, route, kw.get("compile_mode")))
+        k = sum(1 for c in calls if c[:3] == (side, w, route) and c[4])
+        calls.append((side, w, route, kw.get("compile_mode"), list(batches)))
         with raw.open("a") as f:
             for b in batches:
                 r = row(side, w, route, b, "eval_points_per_s", speed[(side, k)], n=3)
@@ -707,11 +710,18 @@ def test_rounds_alternate_the_sides_and_later_rounds_reuse_the_artifact(tmp_path
     run.main(["--reference", "--rounds", "2", "--workloads", "elasticity", "--routes",
               "py-eager", "py-aoti", "--reference-routes", "py-eager", "py-aoti", "--batches", "4",
               "--no-roofline", "--allow-dirty", "--out-dir", str(out)])  # fmt: skip
-    assert [c[:3] for c in calls] == [
-        (s, "elasticity", r) for r in ("py-eager", "py-aoti") for _ in range(2)
-        for s in ("ours", "reference")
+    eager = [c for c in calls if c[2] == "py-eager"]
+    assert [(c[0], c[3], c[4]) for c in eager] == [
+        ("ours", None, [4]), ("reference", None, [4]),
+        ("ours", "reuse", [4]), ("reference", "reuse", [4]),
     ]  # fmt: skip
-    assert [c[3] for c in calls] == [None, None, "reuse", "reuse"] * 2
+    aoti = [c for c in calls if c[2] == "py-aoti"]
+    assert [(c[0], c[3], c[4]) for c in aoti] == [
+        ("ours", None, []), ("ours", "reuse", [4]),
+        ("reference", None, []), ("reference", "reuse", [4]),
+        ("ours", "reuse", [4]), ("reference", "reuse", [4]),
+    ]  # fmt: skip
+    assert calls.index(eager[-1]) < calls.index(aoti[0])  # cell by cell
     rows = list(csv.DictReader((out / "results.csv").open()))
     ev = {(r["side"], r["route"]): r for r in rows if r["metric"] == "eval_points_per_s"}
     assert float(ev[("ours", "py-eager")]["value"]) == 300.0
@@ -730,3 +740,39 @@ def test_rounds_must_be_positive(capsys):
     with pytest.raises(SystemExit):
         run.parse_args(["--rounds", "0", "--allow-dirty"])
     assert "--rounds must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_a_cold_compile_starts_from_an_empty_inductor_cache(tmp_path, monkeypatch):
+    """The worker's Inductor cache outlives a run: a cold compile empties it, a reuse keeps
+    it, a cached compile leaves Inductor's own default alone."""
+    from types import SimpleNamespace
+
+    from _worker_args import private_inductor_cache
+
+    cache = tmp_path / "inductor-cache"
+    # recorded as it was (unset, typically), so the variable set below does not outlive the test
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "")
+    for mode, kept in (("reuse", True), ("cold", False), ("cold-once", False)):
+        cache.mkdir(exist_ok=True)
+        (cache / "graph").write_text("from an earlier run")
+        monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+        private_inductor_cache(SimpleNamespace(compile=mode, work_dir=tmp_path))
+        assert (cache / "graph").exists() == kept, mode
+        assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(cache)
+    cache.mkdir()
+    (cache / "graph").write_text("from an earlier run")
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    private_inductor_cache(SimpleNamespace(compile="cached", work_dir=tmp_path))
+    assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ and (cache / "graph").exists()
+
+
+def test_only_a_first_round_py_aoti_compile_gets_a_worker_of_its_own():
+    import run
+
+    assert run.compiles_in_worker("py-aoti", "cold", 0)
+    assert run.compiles_in_worker("py-aoti", "cold-once", 0)
+    assert run.compiles_in_worker("py-aoti", "cached", 0)
+    assert not run.compiles_in_worker("py-aoti", "reuse-only", 0)  # nothing compiles
+    assert not run.compiles_in_worker("py-aoti", "cold", 1)  # a later round reuses
+    assert not run.compiles_in_worker("py-eager", "cold", 0)
+    assert not run.compiles_in_worker("cpp-aoti", "cold", 0)  # runs with reuse already
