@@ -357,14 +357,17 @@ def worker_command(
 
 
 def compiles_in_worker(route: str, compile_mode: str, round_index: int) -> bool:
-    """Whether a (route, ``--compile`` mode, round) worker would compile its artifact in
+    """Whether a (route, ``--compile`` mode, round) worker may compile its artifact in
     the process that then measures it. Such a job is split in two (the compile in a worker
     of its own): small compiled calls measured in the process that had just compiled ran
     up to 1.8x slower than in a fresh one (2026-12-05: our elasticity py-aoti at 1e3,
-    8.4 against 4.7 us a call; Perzyna 7.0 against 5.1 ms)."""
-    return (
-        route == "py-aoti" and round_index == 0 and compile_mode in ("cold", "cold-once", "cached")
-    )
+    8.4 against 4.7 us a call; Perzyna 7.0 against 5.1 ms). py-aoti compiles in its first
+    round; cpp-dispatch (which runs in the worker's process) compiles its ``forward_into``
+    variant where none is recorded; cpp-aoti times a separate C++ program; with
+    ``reuse-only`` nothing compiles."""
+    if round_index > 0 or compile_mode == "reuse-only":
+        return False
+    return route in ("py-aoti", "cpp-dispatch")
 
 
 def run_worker(

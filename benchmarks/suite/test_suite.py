@@ -775,4 +775,6 @@ def test_only_a_first_round_py_aoti_compile_gets_a_worker_of_its_own():
     assert not run.compiles_in_worker("py-aoti", "reuse-only", 0)  # nothing compiles
     assert not run.compiles_in_worker("py-aoti", "cold", 1)  # a later round reuses
     assert not run.compiles_in_worker("py-eager", "cold", 0)
-    assert not run.compiles_in_worker("cpp-aoti", "cold", 0)  # runs with reuse already
+    assert run.compiles_in_worker("cpp-dispatch", "cold", 0)  # its own variant, in-process
+    assert not run.compiles_in_worker("cpp-dispatch", "reuse-only", 0)
+    assert not run.compiles_in_worker("cpp-aoti", "cold", 0)  # a separate C++ program times it
