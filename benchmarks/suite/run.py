@@ -167,7 +167,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument(
         "--compile",
         choices=("cold", "cached"),
-        help="py-aoti compile timing: cold also compiles with empty caches",
+        help="py-aoti compile timing: cold also compiles with empty caches (the worker's "
+        "Inductor cache emptied first); every compile runs in a worker of its own, and a "
+        "fresh worker loads the artifact to measure it",
     )
     p.add_argument(
         "--reference-compile",
