@@ -11,8 +11,10 @@
 //
 // Partial pivoting, as getrf: in column k the row with the largest magnitude at or below
 // the diagonal becomes the pivot row (the first such row on a tie). Pivot rows differ
-// from lane to lane, so the search and the row swap run lane by lane (O(n) per lane and
-// column, against the O(n^2) update that runs across the lanes). A zero pivot in column k
+// from lane to lane: the search runs across the lanes with selects instead of branches
+// (each lane keeps its own best row), the row swap lane by lane where a lane's pivot row
+// is not the diagonal's (O(n) per lane and column, against the O(n^2) update that runs
+// across the lanes). A zero pivot in column k
 // sets the lane's info to k + 1 (the first such column, as getrf's info) and the lane's
 // solution becomes non-finite; the other lanes are not affected.
 //
@@ -23,6 +25,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace neml2::ops
 {
@@ -52,6 +55,23 @@ struct Strides
   std::int64_t sp, si, sj;
 };
 
+/// x -= mc yc, then x -= md yd, lane by lane (distinct rows: no aliasing, so the lane
+/// loop is a vector loop).
+template <typename T, int W>
+inline void
+rank2_update(T * __restrict x,
+             const T * __restrict yc,
+             const T * __restrict yd,
+             const T * __restrict mc,
+             const T * __restrict md)
+{
+  for (int l = 0; l < W; ++l)
+  {
+    const T t = x[l] - mc[l] * yc[l];
+    x[l] = t - md[l] * yd[l];
+  }
+}
+
 /// Solve A_p X_p = B_p for the systems p in [first, last).
 ///
 /// A: N matrices n x n laid out by `sa`; B and X: (N, n, k) contiguous; info: (N).
@@ -71,6 +91,8 @@ dense_lu_solve(const T * A,
                T * scratch)
 {
   constexpr int W = lanes<T>();
+  // a lane's pivot row, as wide as T: the select that keeps it vectorizes with T's compare
+  using Index = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
   T * a = scratch;       // a[(i n + j) W + l]: entry (i, j) of lane l
   T * r = a + n * n * W; // r[(i k + c) W + l]: right-hand side c, row i, lane l
   const std::int64_t nk = n * k;
@@ -78,71 +100,141 @@ dense_lu_solve(const T * A,
   {
     const int w = static_cast<int>(std::min<std::int64_t>(W, last - p0));
     // interleave; lanes past the end repeat the block's first system (never written back)
+    std::int64_t ps[W];
+    for (int l = 0; l < W; ++l)
+      ps[l] = p0 + (l < w ? l : 0);
+    if (sa.sj > sa.si)
+      // column-major within the block (the seed-major Jacobian: column j of W consecutive
+      // systems is one contiguous run): read each column's run in order
+      for (std::int64_t j = 0; j < n; ++j)
+        for (int l = 0; l < W; ++l)
+        {
+          const T * Apj = A + ps[l] * sa.sp + j * sa.sj;
+          for (std::int64_t i = 0; i < n; ++i)
+            a[(i * n + j) * W + l] = Apj[i * sa.si];
+        }
+    else
+      for (int l = 0; l < W; ++l)
+      {
+        const T * Ap = A + ps[l] * sa.sp;
+        for (std::int64_t i = 0; i < n; ++i)
+          for (std::int64_t j = 0; j < n; ++j)
+            a[(i * n + j) * W + l] = Ap[i * sa.si + j * sa.sj];
+      }
     for (int l = 0; l < W; ++l)
     {
-      const std::int64_t p = p0 + (l < w ? l : 0);
-      const T * Ap = A + p * sa.sp;
-      const T * Bp = B + p * nk;
-      for (std::int64_t i = 0; i < n; ++i)
-        for (std::int64_t j = 0; j < n; ++j)
-          a[(i * n + j) * W + l] = Ap[i * sa.si + j * sa.sj];
+      const T * Bp = B + ps[l] * nk;
       for (std::int64_t e = 0; e < nk; ++e)
         r[e * W + l] = Bp[e];
     }
     std::int32_t bad[W] = {};
-    for (std::int64_t c = 0; c < n; ++c)
+    // partial pivoting in column c: the search across the lanes (branch-free, so the lane
+    // loops are vector loops), the row swap lane by lane where a lane's pivot is off the
+    // diagonal; whole rows move (with the multipliers and pending updates they carry)
+    auto pivot = [&](std::int64_t c)
     {
-      // pivot search and row swap, lane by lane
+      T best[W];
+      Index piv[W];
       for (int l = 0; l < W; ++l)
       {
-        std::int64_t piv = c;
-        T best = std::abs(a[(c * n + c) * W + l]);
-        for (std::int64_t i = c + 1; i < n; ++i)
-        {
-          const T v = std::abs(a[(i * n + c) * W + l]);
-          if (v > best)
-          {
-            best = v;
-            piv = i;
-          }
-        }
-        if (!(best > T(0)) && bad[l] == 0) // zero (or NaN) column: singular
-          bad[l] = static_cast<std::int32_t>(c + 1);
-        if (piv != c)
-        {
-          for (std::int64_t j = 0; j < n; ++j)
-            std::swap(a[(c * n + j) * W + l], a[(piv * n + j) * W + l]);
-          for (std::int64_t j = 0; j < k; ++j)
-            std::swap(r[(c * k + j) * W + l], r[(piv * k + j) * W + l]);
-        }
+        best[l] = std::abs(a[(c * n + c) * W + l]);
+        piv[l] = static_cast<Index>(c);
       }
-      // eliminate below the pivot, across the lanes
-      T inv[W];
-      const T * acc = a + (c * n + c) * W;
-      for (int l = 0; l < W; ++l)
-        inv[l] = T(1) / acc[l];
       for (std::int64_t i = c + 1; i < n; ++i)
       {
-        T m[W];
         const T * aic = a + (i * n + c) * W;
         for (int l = 0; l < W; ++l)
-          m[l] = aic[l] * inv[l];
-        for (std::int64_t j = c + 1; j < n; ++j)
         {
-          T * aij = a + (i * n + j) * W;
-          const T * acj = a + (c * n + j) * W;
-          for (int l = 0; l < W; ++l)
-            aij[l] -= m[l] * acj[l];
-        }
-        for (std::int64_t j = 0; j < k; ++j)
-        {
-          T * rij = r + (i * k + j) * W;
-          const T * rcj = r + (c * k + j) * W;
-          for (int l = 0; l < W; ++l)
-            rij[l] -= m[l] * rcj[l];
+          const T v = std::abs(aic[l]);
+          const bool larger = v > best[l];
+          best[l] = larger ? v : best[l];
+          piv[l] = larger ? static_cast<Index>(i) : piv[l];
         }
       }
+      for (int l = 0; l < W; ++l)
+      {
+        if (!(best[l] > T(0)) && bad[l] == 0) // zero (or NaN) column: singular
+          bad[l] = static_cast<std::int32_t>(c + 1);
+        const std::int64_t p = piv[l];
+        if (p != c)
+        {
+          for (std::int64_t j = 0; j < n; ++j)
+            std::swap(a[(c * n + j) * W + l], a[(p * n + j) * W + l]);
+          for (std::int64_t j = 0; j < k; ++j)
+            std::swap(r[(c * k + j) * W + l], r[(p * k + j) * W + l]);
+        }
+      }
+    };
+    // r_i -= m r_c for the k right-hand sides
+    auto eliminate_rhs = [&](std::int64_t i, std::int64_t c, const T * m)
+    {
+      for (std::int64_t j = 0; j < k; ++j)
+      {
+        T * rij = r + (i * k + j) * W;
+        const T * rcj = r + (c * k + j) * W;
+        for (int l = 0; l < W; ++l)
+          rij[l] -= m[l] * rcj[l];
+      }
+    };
+    // Elimination two columns at a time (a rank-2 update): column c's update of the
+    // trailing rows is delayed until column d = c + 1 has its pivot, then both are applied
+    // in one pass, so each trailing entry is loaded and stored once per two columns
+    // instead of once per column (the pass is bound by those loads and stores, not by the
+    // arithmetic). Every entry gets the same operations in the same order as one column at
+    // a time: the results are bitwise those of the rank-1 elimination.
+    std::int64_t c = 0;
+    for (; c + 1 < n; c += 2)
+    {
+      const std::int64_t d = c + 1;
+      pivot(c);
+      T inv[W];
+      for (int l = 0; l < W; ++l)
+        inv[l] = T(1) / a[(c * n + c) * W + l];
+      // column c's multipliers (kept in column c), applied now to column d and the
+      // right-hand sides only
+      for (std::int64_t i = d; i < n; ++i)
+      {
+        T * aic = a + (i * n + c) * W;
+        T * aid = a + (i * n + d) * W;
+        const T * acd = a + (c * n + d) * W;
+        for (int l = 0; l < W; ++l)
+        {
+          aic[l] = aic[l] * inv[l];
+          aid[l] -= aic[l] * acd[l];
+        }
+        eliminate_rhs(i, c, aic);
+      }
+      pivot(d);
+      for (int l = 0; l < W; ++l)
+        inv[l] = T(1) / a[(d * n + d) * W + l];
+      // the pivot row of column d takes column c's update
+      {
+        const T * mc = a + (d * n + c) * W;
+        for (std::int64_t j = d + 1; j < n; ++j)
+        {
+          T * adj = a + (d * n + j) * W;
+          const T * acj = a + (c * n + j) * W;
+          for (int l = 0; l < W; ++l)
+            adj[l] -= mc[l] * acj[l];
+        }
+      }
+      for (std::int64_t i = d + 1; i < n; ++i)
+      {
+        T mc[W], md[W];
+        const T * aic = a + (i * n + c) * W;
+        const T * aid = a + (i * n + d) * W;
+        for (int l = 0; l < W; ++l)
+        {
+          mc[l] = aic[l];
+          md[l] = aid[l] * inv[l];
+        }
+        for (std::int64_t j = d + 1; j < n; ++j)
+          rank2_update<T, W>(a + (i * n + j) * W, a + (c * n + j) * W, a + (d * n + j) * W, mc, md);
+        eliminate_rhs(i, d, md);
+      }
     }
+    if (c < n) // an odd n: the last column has no rows below, only its pivot check
+      pivot(c);
     // back substitution with U, across the lanes
     for (std::int64_t i = n - 1; i >= 0; --i)
     {

@@ -44,7 +44,7 @@ from neml2.aoti._schema import SCHEMA_VERSION, check_written
 from neml2.compiler._graphs import ForwardGraph, ForwardIntoGraph, JacobianGraph
 from neml2.compiler._options import CompileOptions, DerivativePair
 from neml2.compiler._sub_batch import infer_sub_batch, probe_inputs
-from neml2.compiler._subgraph_constants import inline_subgraph_constants
+from neml2.compiler._subgraph_constants import inline_loop_literals, inline_subgraph_constants
 from neml2.models._inductor import CACHE_KEY as INDUCTOR_KEY
 from neml2.models._inductor import code_generation
 from neml2.tensors import FatalError
@@ -53,7 +53,7 @@ from neml2.tensors import FatalError
 # per-device metadata file of each ``<device>/`` folder is named: NAME + this) come from
 # the runtime, which owns the artifact contract (neml2/aoti/artifact_schema.json).
 #: Bumped whenever the graphs built for the same model change (part of the cache key).
-GRAPH_VERSION = 4
+GRAPH_VERSION = 5
 #: Batch size of the example inputs used for export (never 0 or 1: torch would specialise
 #: on it). It is also the size hint AOT Inductor plans its loops with: below about 1000
 #: points per kernel it emits serial kernels, which run on one core at any batch. On 2
@@ -531,6 +531,7 @@ def compile_model(
                         outs = _output_buffers(m, graph, example_batch, dtype, device, out_sub)
                         ep = export_graph(graph, xs, ps, outs)
                     inline_subgraph_constants(ep, f"the {gname} graph of model '{name}'")
+                    inline_loop_literals(ep)
                     exported = graph_key(ep, extra)
                     t_export = time.perf_counter() - t1
                     if use_cache and exported != key:

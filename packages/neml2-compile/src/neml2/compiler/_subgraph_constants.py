@@ -87,3 +87,96 @@ def inline_subgraph_constants(ep: torch.export.ExportedProgram, what: str) -> in
             sub.graph.lint()
             sub.recompile()
     return count
+
+
+# ------------------------------------------------------------- literals in loop bodies
+_while_loop = getattr(torch.ops.higher_order, "while_loop", None)
+
+
+def _literal_value(node) -> float | int | bool | None:
+    """The value of a ``scalar_tensor(v)`` node (a literal parameter), else ``None``."""
+    if (
+        isinstance(node, torch.fx.Node)
+        and node.op == "call_function"
+        and node.target is _aten.scalar_tensor.default
+        and isinstance(node.args[0], (int, float, bool))
+    ):
+        return node.args[0]
+    return None
+
+
+def _literal_powers(gm: torch.fx.GraphModule) -> int:
+    """``pow(x, scalar_tensor(v))`` -> ``pow(x, v)`` in *gm*'s own graph.
+
+    Inductor multiplies out a small integer exponent given as a number (``x*x`` for 2)
+    and takes ``sqrt`` for 0.5; an exponent given as a tensor stays a call of ``pow``.
+    """
+    count = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target is not _aten.pow.Tensor_Tensor:
+            continue
+        base, exponent = node.args[:2]
+        value = _literal_value(exponent)
+        if value is None or isinstance(value, bool) or not isinstance(base, torch.fx.Node):
+            continue
+        base_val, exp_val = base.meta.get("val"), exponent.meta.get("val")
+        # the tensor form keeps the base's dtype unless the exponent's promotes it
+        if base_val is None or exp_val is None or base_val.dtype != exp_val.dtype:
+            continue
+        node.target = _aten.pow.Tensor_Scalar
+        node.args = (base, value)
+        count += 1
+    return count
+
+
+def inline_loop_literals(ep: torch.export.ExportedProgram) -> int:
+    """Make the literal operands of every ``while_loop`` literals of its subgraphs too.
+
+    A 0-dim parameter written into the graph as a literal (``scalar_tensor(v)``,
+    ``_Graph.set_literals``) reaches a ``while_loop``'s condition and body as an operand,
+    so the loop's kernels read it through a pointer: a Perzyna rate exponent of 2 was a
+    call of libm's ``pow`` per point and Newton iteration (J2 radial return, 1e3
+    points, one thread: a fifth of the samples). Each such operand's placeholder in the
+    subgraphs is replaced by its own ``scalar_tensor(v)`` (the operand stays passed, now
+    unused), nested loops included; then every ``pow`` with a literal exponent takes it
+    as a number (:func:`_literal_powers`). Rewrites *ep* in place; returns the number of
+    placeholders and powers rewritten.
+    """
+    return _inline_literals(ep.graph_module)
+
+
+def _inline_literals(gm: torch.fx.GraphModule) -> int:
+    count = _literal_powers(gm)
+    loops = [
+        n
+        for n in gm.graph.nodes
+        if n.op == "call_function" and _while_loop is not None and n.target is _while_loop
+    ]
+    uses: dict[str, int] = {}
+    for node in loops:
+        for attr in node.args[:2]:
+            uses[attr.target] = uses.get(attr.target, 0) + 1
+    for node in loops:
+        cond_attr, body_attr, carried, additional = node.args[:4]
+        for attr in (cond_attr, body_attr):
+            sub = getattr(gm, attr.target)
+            if uses[attr.target] == 1:  # a subgraph two loops share is left as it is
+                holders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+                for j, operand in enumerate(additional):
+                    value = _literal_value(operand)
+                    holder = holders[len(carried) + j]
+                    if value is None or not holder.users:
+                        continue
+                    with sub.graph.inserting_after(holders[-1]):
+                        lit = sub.graph.call_function(
+                            _aten.scalar_tensor.default, (value,), dict(operand.kwargs)
+                        )
+                    lit.meta = dict(holder.meta)
+                    holder.replace_all_uses_with(lit)
+                    count += 1
+            count += _inline_literals(sub)
+            sub.graph.lint()
+            sub.recompile()
+    gm.graph.lint()
+    gm.recompile()
+    return count
