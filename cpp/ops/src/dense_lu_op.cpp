@@ -13,7 +13,17 @@
 // that torch.export and Inductor trace with is Python's (neml2/aoti/_ops.py). No autograd
 // formula: the Python side calls the operator only for tensors that need no gradient.
 //
-// The operator is registered when this library loads (registration.h).
+// neml2::dense_lu_solve_blocks(Tensor[] blocks, int[] rows, int[] cols, Tensor B)
+//   -> (Tensor X, Tensor info)
+// is the same solve with A given by its blocks: block b (cs, N, rs) holds rows
+// [rows[b], rows[b] + rs) and columns [cols[b], cols[b] + cs) of every system, entry
+// (rows[b] + i, cols[b] + j) of system p at blocks[b][j, p, i] (a residual's tangents on
+// one unknown's seeds, as an eager Newton step has them); entries no block covers are 0,
+// blocks must not overlap. The CPU kernel reads the blocks straight into its interleaved
+// scratch (no assembled matrix); the composite kernel assembles A and calls
+// torch.linalg.solve_ex. Eager only: it has no fake kernel.
+//
+// The operators are registered when this library loads (registration.h).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -132,9 +142,185 @@ dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
   return {X, info};
 }
 
+// the block operator's checks; returns whether the blocks cover every entry of A
+bool
+check_blocks(at::TensorList blocks,
+             at::IntArrayRef rows,
+             at::IntArrayRef cols,
+             const at::Tensor & B)
+{
+  TORCH_CHECK(!blocks.empty() && rows.size() == blocks.size() && cols.size() == blocks.size(),
+              "neml2::dense_lu_solve_blocks: one row and one column offset per block, got ",
+              blocks.size(),
+              " blocks, ",
+              rows.size(),
+              " rows, ",
+              cols.size(),
+              " columns");
+  TORCH_CHECK(B.dim() == 3, "neml2::dense_lu_solve_blocks: B must be (N, n, k), got ", B.sizes());
+  const int64_t N = B.size(0), n = B.size(1);
+  std::vector<char> seen(static_cast<std::size_t>(n * n), 0);
+  int64_t count = 0;
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+  {
+    const auto & blk = blocks[b];
+    TORCH_CHECK(blk.dim() == 3 && blk.size(1) == N,
+                "neml2::dense_lu_solve_blocks: block ",
+                b,
+                " must be (cs, N, rs) with N = ",
+                N,
+                ", got ",
+                blk.sizes());
+    TORCH_CHECK(blk.scalar_type() == B.scalar_type() && blk.device() == B.device(),
+                "neml2::dense_lu_solve_blocks: block ",
+                b,
+                " has another dtype or device than B");
+    const int64_t r0 = rows[b], c0 = cols[b], rs = blk.size(2), cs = blk.size(0);
+    TORCH_CHECK(r0 >= 0 && c0 >= 0 && r0 + rs <= n && c0 + cs <= n,
+                "neml2::dense_lu_solve_blocks: block ",
+                b,
+                " (rows ",
+                r0,
+                "+",
+                rs,
+                ", columns ",
+                c0,
+                "+",
+                cs,
+                ") lies outside the ",
+                n,
+                " x ",
+                n,
+                " matrix");
+    for (int64_t i = r0; i < r0 + rs; ++i)
+      for (int64_t j = c0; j < c0 + cs; ++j)
+      {
+        TORCH_CHECK(!seen[i * n + j],
+                    "neml2::dense_lu_solve_blocks: block ",
+                    b,
+                    " overlaps another at entry (",
+                    i,
+                    ", ",
+                    j,
+                    ")");
+        seen[i * n + j] = 1;
+        ++count;
+      }
+  }
+  return count == n * n;
+}
+
+std::tuple<at::Tensor, at::Tensor>
+dense_lu_solve_blocks_composite(at::TensorList blocks,
+                                at::IntArrayRef rows,
+                                at::IntArrayRef cols,
+                                const at::Tensor & B)
+{
+  check_blocks(blocks, rows, cols, B);
+  const int64_t n = B.size(1);
+  auto A = at::zeros({B.size(0), n, n}, B.options());
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    A.narrow(1, rows[b], blocks[b].size(2))
+        .narrow(2, cols[b], blocks[b].size(0))
+        .copy_(blocks[b].permute({1, 2, 0}));
+  return dense_lu_solve_composite(A, B);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+template <typename T>
+__attribute__((target("avx2,fma"), flatten)) void
+dense_lu_solve_blocks_avx2(const neml2::ops::Block<T> * blocks,
+                           int64_t nblocks,
+                           bool covered,
+                           const T * B,
+                           T * X,
+                           std::int32_t * info,
+                           int64_t first,
+                           int64_t last,
+                           int64_t n,
+                           int64_t k,
+                           T * scratch)
+{
+  neml2::ops::dense_lu_solve_blocks<T>(
+      blocks, nblocks, covered, B, X, info, first, last, n, k, scratch);
+}
+#endif
+
+std::tuple<at::Tensor, at::Tensor>
+dense_lu_solve_blocks_cpu(at::TensorList blocks,
+                          at::IntArrayRef rows,
+                          at::IntArrayRef cols,
+                          const at::Tensor & B)
+{
+  const bool covered = check_blocks(blocks, rows, cols, B);
+  const int64_t N = B.size(0), n = B.size(1), k = B.size(2);
+  const auto st = B.scalar_type();
+  if (n > kMaxN || (st != at::kDouble && st != at::kFloat))
+    return dense_lu_solve_blocks_composite(blocks, rows, cols, B);
+  auto X = B.contiguous().clone(); // solved in place
+  auto info = at::zeros({N}, B.options().dtype(at::kInt));
+  if (N == 0 || n == 0)
+    return {X, info};
+  AT_DISPATCH_FLOATING_TYPES(st,
+                             "neml2::dense_lu_solve_blocks",
+                             [&]
+                             {
+                               using T = scalar_t;
+                               constexpr int64_t W = neml2::ops::lanes<T>();
+                               std::vector<neml2::ops::Block<T>> bl;
+                               bl.reserve(blocks.size());
+                               for (std::size_t b = 0; b < blocks.size(); ++b)
+                               {
+                                 const auto & t = blocks[b];
+                                 bl.push_back({t.const_data_ptr<T>(),
+                                               rows[b],
+                                               t.size(2),
+                                               cols[b],
+                                               t.size(0),
+                                               t.stride(0),
+                                               t.stride(1),
+                                               t.stride(2)});
+                               }
+                               T * x = X.mutable_data_ptr<T>();
+                               int32_t * inf = info.mutable_data_ptr<int32_t>();
+                               auto * solve = &neml2::ops::dense_lu_solve_blocks<T>;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+                               if (cpu_has_avx2())
+                                 solve = &dense_lu_solve_blocks_avx2<T>;
+#endif
+                               const auto nb = static_cast<int64_t>(bl.size());
+                               at::parallel_for(0,
+                                                (N + W - 1) / W,
+                                                16,
+                                                [&](int64_t b0, int64_t b1)
+                                                {
+                                                  std::vector<T> scratch(
+                                                      neml2::ops::dense_lu_scratch<T>(n, k));
+                                                  solve(bl.data(),
+                                                        nb,
+                                                        covered,
+                                                        x,
+                                                        x,
+                                                        inf,
+                                                        b0 * W,
+                                                        std::min(b1 * W, N),
+                                                        n,
+                                                        k,
+                                                        scratch.data());
+                                                });
+                             });
+  return {X, info};
+}
+
 const neml2::ops::OperatorRegistration
     registration("dense_lu_solve",
                  "dense_lu_solve(Tensor A, Tensor B) -> (Tensor X, Tensor info)",
                  &dense_lu_solve_cpu,
                  &dense_lu_solve_composite);
+const neml2::ops::OperatorRegistration
+    blocks_registration("dense_lu_solve_blocks",
+                        "dense_lu_solve_blocks(Tensor[] blocks, int[] rows, int[] cols, Tensor B) "
+                        "-> (Tensor X, Tensor info)",
+                        &dense_lu_solve_blocks_cpu,
+                        &dense_lu_solve_blocks_composite);
 } // namespace

@@ -1,7 +1,8 @@
 """neml2::dense_lu_solve, the batched LU operator libneml2 registers (cpp/ops): values
 against torch.linalg.solve_ex, singular points, float32, the fallbacks (n > 64, another
 dtype), shape errors, fake tensors, threads, a graph that torch.export keeps it in, and a
-second copy of libneml2 in one process."""
+second copy of libneml2 in one process; neml2::dense_lu_solve_blocks, the same solve from
+A's blocks: the dense operator's bits, left-out and shared blocks, its checks."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import torch
 import neml2.aoti  # loads libneml2, which registers the operator
 
 op = torch.ops.neml2.dense_lu_solve
+blocks_op = torch.ops.neml2.dense_lu_solve_blocks
 
 
 def _systems(batch, n, k, dtype=torch.float64, seed=0):
@@ -176,3 +178,82 @@ def test_a_second_copy_of_libneml2_does_not_register_again(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "6.0"
+
+
+def _split(A, cuts, skip=(), shared=()):
+    """A (N, n, n) as blocks (cs, N, rs) over the row/column groups *cuts*: the groups
+    (i, j) in *skip* left out (zeroed in A), those in *shared* the same for every system
+    (A's first system's block, expanded)."""
+    offs = [sum(cuts[:i]) for i in range(len(cuts))]
+    A = A.clone()
+    blocks, rows, cols = [], [], []
+    for i, (r0, rs) in enumerate(zip(offs, cuts, strict=True)):
+        for j, (c0, cs) in enumerate(zip(offs, cuts, strict=True)):
+            view = A[:, r0 : r0 + rs, c0 : c0 + cs]
+            if (i, j) in skip:
+                view.zero_()
+                continue
+            if (i, j) in shared:
+                view.copy_(view[:1].expand_as(view))
+            d = view.permute(2, 0, 1)
+            if (i, j) in shared:
+                d = d[:, :1].expand_as(d)
+            else:
+                d = d.contiguous()
+            blocks.append(d)
+            rows.append(r0)
+            cols.append(c0)
+    return A, blocks, rows, cols
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("cuts", [[6, 1, 6, 6, 6, 6], [3, 4], [5], [40, 30]])
+def test_blocks_give_the_dense_operators_bits(dtype, cuts):
+    """Chaboche's 31 unknowns, a small split, one block, and n = 70 (both composite)."""
+    n = sum(cuts)
+    A, B = _systems((37,), n, 2, dtype=dtype)
+    many = len(cuts) > 1
+    A, blocks, rows, cols = _split(
+        A, cuts, skip={(1, 0)} if many else (), shared={(0, 1)} if many else ()
+    )
+    X, info = blocks_op(blocks, rows, cols, B)
+    Xd, infod = op(A, B)
+    assert torch.equal(X, Xd) and torch.equal(info, infod)
+    assert torch.equal(info, torch.zeros(37, dtype=torch.int32))
+
+
+def test_blocks_of_a_singular_point():
+    A, B = _systems((9,), 7, 1)
+    A[4, :, 2] = 0.0
+    A, blocks, rows, cols = _split(A, [3, 4])
+    X, info = blocks_op(blocks, rows, cols, B)
+    assert info.tolist() == [0, 0, 0, 0, 3, 0, 0, 0, 0]
+    assert not torch.isfinite(X[4]).all() and torch.isfinite(X[torch.arange(9) != 4]).all()
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "words"),
+    [
+        ([0, 3], [0], "one row and one column offset per block, got 1 blocks, 2 rows, 1 columns"),
+        ([5], [0], "block 0 (rows 5+3, columns 0+3) lies outside the 7 x 7 matrix"),
+        ([-1], [0], "block 0 (rows -1+3, columns 0+3) lies outside the 7 x 7 matrix"),
+    ],
+)
+def test_block_offset_errors(rows, cols, words):
+    blk = torch.zeros(3, 4, 3, dtype=torch.float64)
+    B = torch.zeros(4, 7, 1, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match=re.escape("neml2::dense_lu_solve_blocks: " + words)):
+        blocks_op([blk] * len(cols), rows, cols, B)
+
+
+def test_block_overlap_shape_and_dtype_errors():
+    B = torch.zeros(4, 7, 1, dtype=torch.float64)
+    blk = torch.zeros(3, 4, 3, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match=r"block 1 overlaps another at entry \(2, 2\)"):
+        blocks_op([blk, blk], [0, 2], [0, 2], B)
+    with pytest.raises(RuntimeError, match=r"block 0 must be \(cs, N, rs\) with N = 4"):
+        blocks_op([torch.zeros(3, 5, 3, dtype=torch.float64)], [0], [0], B)
+    with pytest.raises(RuntimeError, match="block 0 has another dtype or device than B"):
+        blocks_op([blk.float()], [0], [0], B)
+    with pytest.raises(RuntimeError, match=r"B must be \(N, n, k\)"):
+        blocks_op([blk], [0], [0], B[0])

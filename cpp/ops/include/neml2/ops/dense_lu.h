@@ -72,6 +72,195 @@ rank2_update(T * __restrict x,
   }
 }
 
+namespace detail
+{
+/// Factorize the W interleaved systems in the scratch and solve for their right-hand
+/// sides in place: `a[(i n + j) W + l]` is entry (i, j) of lane l, `r[(i k + c) W + l]`
+/// right-hand side c at row i; the solution replaces r. `bad[l]` is set to c + 1 at the
+/// first column c of lane l with a zero pivot (left alone otherwise).
+template <typename T>
+void
+factor_solve(T * a, T * r, std::int64_t n, std::int64_t k, std::int32_t * bad)
+{
+  constexpr int W = lanes<T>();
+  // a lane's pivot row, as wide as T: the select that keeps it vectorizes with T's compare
+  using Index = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
+  // partial pivoting in column c: the search across the lanes (branch-free, so the lane
+  // loops are vector loops), the row swap lane by lane where a lane's pivot is off the
+  // diagonal; whole rows move (with the multipliers and pending updates they carry)
+  auto pivot = [&](std::int64_t c)
+  {
+    T best[W];
+    Index piv[W];
+    for (int l = 0; l < W; ++l)
+    {
+      best[l] = std::abs(a[(c * n + c) * W + l]);
+      piv[l] = static_cast<Index>(c);
+    }
+    for (std::int64_t i = c + 1; i < n; ++i)
+    {
+      const T * aic = a + (i * n + c) * W;
+      for (int l = 0; l < W; ++l)
+      {
+        const T v = std::abs(aic[l]);
+        const bool larger = v > best[l];
+        best[l] = larger ? v : best[l];
+        piv[l] = larger ? static_cast<Index>(i) : piv[l];
+      }
+    }
+    for (int l = 0; l < W; ++l)
+    {
+      if (!(best[l] > T(0)) && bad[l] == 0) // zero (or NaN) column: singular
+        bad[l] = static_cast<std::int32_t>(c + 1);
+      const std::int64_t p = piv[l];
+      if (p != c)
+      {
+        for (std::int64_t j = 0; j < n; ++j)
+          std::swap(a[(c * n + j) * W + l], a[(p * n + j) * W + l]);
+        for (std::int64_t j = 0; j < k; ++j)
+          std::swap(r[(c * k + j) * W + l], r[(p * k + j) * W + l]);
+      }
+    }
+  };
+  // r_i -= m r_c for the k right-hand sides
+  auto eliminate_rhs = [&](std::int64_t i, std::int64_t c, const T * m)
+  {
+    for (std::int64_t j = 0; j < k; ++j)
+    {
+      T * rij = r + (i * k + j) * W;
+      const T * rcj = r + (c * k + j) * W;
+      for (int l = 0; l < W; ++l)
+        rij[l] -= m[l] * rcj[l];
+    }
+  };
+  // Elimination two columns at a time (a rank-2 update): column c's update of the
+  // trailing rows is delayed until column d = c + 1 has its pivot, then both are applied
+  // in one pass, so each trailing entry is loaded and stored once per two columns
+  // instead of once per column (the pass is bound by those loads and stores, not by the
+  // arithmetic). Every entry gets the same operations in the same order as one column at
+  // a time: the results are bitwise those of the rank-1 elimination.
+  std::int64_t c = 0;
+  for (; c + 1 < n; c += 2)
+  {
+    const std::int64_t d = c + 1;
+    pivot(c);
+    T inv[W];
+    for (int l = 0; l < W; ++l)
+      inv[l] = T(1) / a[(c * n + c) * W + l];
+    // column c's multipliers (kept in column c), applied now to column d and the
+    // right-hand sides only
+    for (std::int64_t i = d; i < n; ++i)
+    {
+      T * aic = a + (i * n + c) * W;
+      T * aid = a + (i * n + d) * W;
+      const T * acd = a + (c * n + d) * W;
+      for (int l = 0; l < W; ++l)
+      {
+        aic[l] = aic[l] * inv[l];
+        aid[l] -= aic[l] * acd[l];
+      }
+      eliminate_rhs(i, c, aic);
+    }
+    pivot(d);
+    for (int l = 0; l < W; ++l)
+      inv[l] = T(1) / a[(d * n + d) * W + l];
+    // the pivot row of column d takes column c's update
+    {
+      const T * mc = a + (d * n + c) * W;
+      for (std::int64_t j = d + 1; j < n; ++j)
+      {
+        T * adj = a + (d * n + j) * W;
+        const T * acj = a + (c * n + j) * W;
+        for (int l = 0; l < W; ++l)
+          adj[l] -= mc[l] * acj[l];
+      }
+    }
+    for (std::int64_t i = d + 1; i < n; ++i)
+    {
+      T mc[W], md[W];
+      const T * aic = a + (i * n + c) * W;
+      const T * aid = a + (i * n + d) * W;
+      for (int l = 0; l < W; ++l)
+      {
+        mc[l] = aic[l];
+        md[l] = aid[l] * inv[l];
+      }
+      for (std::int64_t j = d + 1; j < n; ++j)
+        rank2_update<T, W>(a + (i * n + j) * W, a + (c * n + j) * W, a + (d * n + j) * W, mc, md);
+      eliminate_rhs(i, d, md);
+    }
+  }
+  if (c < n) // an odd n: the last column has no rows below, only its pivot check
+    pivot(c);
+  // back substitution with U, across the lanes
+  for (std::int64_t i = n - 1; i >= 0; --i)
+  {
+    const T * aii = a + (i * n + i) * W;
+    for (std::int64_t j = 0; j < k; ++j)
+    {
+      T * ri = r + (i * k + j) * W;
+      for (std::int64_t q = i + 1; q < n; ++q)
+      {
+        const T * aiq = a + (i * n + q) * W;
+        const T * rq = r + (q * k + j) * W;
+        for (int l = 0; l < W; ++l)
+          ri[l] -= aiq[l] * rq[l];
+      }
+      for (int l = 0; l < W; ++l)
+        ri[l] /= aii[l];
+    }
+  }
+}
+
+/// Interleave right-hand side rows of lanes `ps` (B: (N, n, k) contiguous) into r.
+template <typename T>
+void
+interleave_rhs(const T * B, const std::int64_t * ps, std::int64_t nk, T * r)
+{
+  constexpr int W = lanes<T>();
+  for (int l = 0; l < W; ++l)
+  {
+    const T * Bp = B + ps[l] * nk;
+    for (std::int64_t e = 0; e < nk; ++e)
+      r[e * W + l] = Bp[e];
+  }
+}
+
+/// Write the first w lanes' solutions and info back.
+template <typename T>
+void
+write_back(const T * r,
+           const std::int32_t * bad,
+           std::int64_t p0,
+           int w,
+           std::int64_t nk,
+           T * X,
+           std::int32_t * info)
+{
+  constexpr int W = lanes<T>();
+  for (int l = 0; l < w; ++l)
+  {
+    T * Xp = X + (p0 + l) * nk;
+    for (std::int64_t e = 0; e < nk; ++e)
+      Xp[e] = r[e * W + l];
+    info[p0 + l] = bad[l];
+  }
+}
+
+/// The systems of one block of W lanes from p0 (w of them real): lanes past the end repeat
+/// the block's first system (solved, never written back).
+template <typename T>
+int
+lane_systems(std::int64_t p0, std::int64_t last, std::int64_t * ps)
+{
+  constexpr int W = lanes<T>();
+  const int w = static_cast<int>(std::min<std::int64_t>(W, last - p0));
+  for (int l = 0; l < W; ++l)
+    ps[l] = p0 + (l < w ? l : 0);
+  return w;
+}
+} // namespace detail
+
 /// Solve A_p X_p = B_p for the systems p in [first, last).
 ///
 /// A: N matrices n x n laid out by `sa`; B and X: (N, n, k) contiguous; info: (N).
@@ -91,18 +280,13 @@ dense_lu_solve(const T * A,
                T * scratch)
 {
   constexpr int W = lanes<T>();
-  // a lane's pivot row, as wide as T: the select that keeps it vectorizes with T's compare
-  using Index = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
   T * a = scratch;       // a[(i n + j) W + l]: entry (i, j) of lane l
   T * r = a + n * n * W; // r[(i k + c) W + l]: right-hand side c, row i, lane l
   const std::int64_t nk = n * k;
   for (std::int64_t p0 = first; p0 < last; p0 += W)
   {
-    const int w = static_cast<int>(std::min<std::int64_t>(W, last - p0));
-    // interleave; lanes past the end repeat the block's first system (never written back)
     std::int64_t ps[W];
-    for (int l = 0; l < W; ++l)
-      ps[l] = p0 + (l < w ? l : 0);
+    const int w = detail::lane_systems<T>(p0, last, ps);
     if (sa.sj > sa.si)
       // column-major within the block (the seed-major Jacobian: column j of W consecutive
       // systems is one contiguous run): read each column's run in order
@@ -121,145 +305,68 @@ dense_lu_solve(const T * A,
           for (std::int64_t j = 0; j < n; ++j)
             a[(i * n + j) * W + l] = Ap[i * sa.si + j * sa.sj];
       }
-    for (int l = 0; l < W; ++l)
-    {
-      const T * Bp = B + ps[l] * nk;
-      for (std::int64_t e = 0; e < nk; ++e)
-        r[e * W + l] = Bp[e];
-    }
+    detail::interleave_rhs(B, ps, nk, r);
     std::int32_t bad[W] = {};
-    // partial pivoting in column c: the search across the lanes (branch-free, so the lane
-    // loops are vector loops), the row swap lane by lane where a lane's pivot is off the
-    // diagonal; whole rows move (with the multipliers and pending updates they carry)
-    auto pivot = [&](std::int64_t c)
+    detail::factor_solve(a, r, n, k, bad);
+    detail::write_back(r, bad, p0, w, nk, X, info);
+  }
+}
+
+/// One block of the matrices A given by their blocks: rows [r0, r0 + rs) and columns
+/// [c0, c0 + cs) of every system, entry (r0 + i, c0 + j) of system p at
+/// `data[j sc + p sp + i si]` (a tangent of `rs` residual components on `cs` seeds, laid
+/// out (cs, N, rs); a stride may be 0 where the block is the same for every system).
+template <typename T> struct Block
+{
+  const T * data;
+  std::int64_t r0, rs, c0, cs;
+  std::int64_t sc, sp, si;
+};
+
+/// dense_lu_solve with A given by `nblocks` blocks instead of one matrix: the blocks are
+/// read straight into the interleaved scratch, so a Jacobian assembled from tangents
+/// needs no copy into one matrix first. Entries no block covers are 0 (`covered`: the
+/// blocks cover every entry, so the zero fill is skipped); blocks must not overlap.
+template <typename T>
+void
+dense_lu_solve_blocks(const Block<T> * blocks,
+                      std::int64_t nblocks,
+                      bool covered,
+                      const T * B,
+                      T * X,
+                      std::int32_t * info,
+                      std::int64_t first,
+                      std::int64_t last,
+                      std::int64_t n,
+                      std::int64_t k,
+                      T * scratch)
+{
+  constexpr int W = lanes<T>();
+  T * a = scratch;
+  T * r = a + n * n * W;
+  const std::int64_t nk = n * k;
+  for (std::int64_t p0 = first; p0 < last; p0 += W)
+  {
+    std::int64_t ps[W];
+    const int w = detail::lane_systems<T>(p0, last, ps);
+    if (!covered)
+      std::fill(a, a + n * n * W, T(0));
+    for (std::int64_t b = 0; b < nblocks; ++b)
     {
-      T best[W];
-      Index piv[W];
-      for (int l = 0; l < W; ++l)
-      {
-        best[l] = std::abs(a[(c * n + c) * W + l]);
-        piv[l] = static_cast<Index>(c);
-      }
-      for (std::int64_t i = c + 1; i < n; ++i)
-      {
-        const T * aic = a + (i * n + c) * W;
+      const Block<T> & blk = blocks[b];
+      for (std::int64_t j = 0; j < blk.cs; ++j)
         for (int l = 0; l < W; ++l)
         {
-          const T v = std::abs(aic[l]);
-          const bool larger = v > best[l];
-          best[l] = larger ? v : best[l];
-          piv[l] = larger ? static_cast<Index>(i) : piv[l];
+          const T * src = blk.data + j * blk.sc + ps[l] * blk.sp;
+          T * dst = a + (blk.r0 * n + blk.c0 + j) * W + l;
+          for (std::int64_t i = 0; i < blk.rs; ++i)
+            dst[i * n * W] = src[i * blk.si];
         }
-      }
-      for (int l = 0; l < W; ++l)
-      {
-        if (!(best[l] > T(0)) && bad[l] == 0) // zero (or NaN) column: singular
-          bad[l] = static_cast<std::int32_t>(c + 1);
-        const std::int64_t p = piv[l];
-        if (p != c)
-        {
-          for (std::int64_t j = 0; j < n; ++j)
-            std::swap(a[(c * n + j) * W + l], a[(p * n + j) * W + l]);
-          for (std::int64_t j = 0; j < k; ++j)
-            std::swap(r[(c * k + j) * W + l], r[(p * k + j) * W + l]);
-        }
-      }
-    };
-    // r_i -= m r_c for the k right-hand sides
-    auto eliminate_rhs = [&](std::int64_t i, std::int64_t c, const T * m)
-    {
-      for (std::int64_t j = 0; j < k; ++j)
-      {
-        T * rij = r + (i * k + j) * W;
-        const T * rcj = r + (c * k + j) * W;
-        for (int l = 0; l < W; ++l)
-          rij[l] -= m[l] * rcj[l];
-      }
-    };
-    // Elimination two columns at a time (a rank-2 update): column c's update of the
-    // trailing rows is delayed until column d = c + 1 has its pivot, then both are applied
-    // in one pass, so each trailing entry is loaded and stored once per two columns
-    // instead of once per column (the pass is bound by those loads and stores, not by the
-    // arithmetic). Every entry gets the same operations in the same order as one column at
-    // a time: the results are bitwise those of the rank-1 elimination.
-    std::int64_t c = 0;
-    for (; c + 1 < n; c += 2)
-    {
-      const std::int64_t d = c + 1;
-      pivot(c);
-      T inv[W];
-      for (int l = 0; l < W; ++l)
-        inv[l] = T(1) / a[(c * n + c) * W + l];
-      // column c's multipliers (kept in column c), applied now to column d and the
-      // right-hand sides only
-      for (std::int64_t i = d; i < n; ++i)
-      {
-        T * aic = a + (i * n + c) * W;
-        T * aid = a + (i * n + d) * W;
-        const T * acd = a + (c * n + d) * W;
-        for (int l = 0; l < W; ++l)
-        {
-          aic[l] = aic[l] * inv[l];
-          aid[l] -= aic[l] * acd[l];
-        }
-        eliminate_rhs(i, c, aic);
-      }
-      pivot(d);
-      for (int l = 0; l < W; ++l)
-        inv[l] = T(1) / a[(d * n + d) * W + l];
-      // the pivot row of column d takes column c's update
-      {
-        const T * mc = a + (d * n + c) * W;
-        for (std::int64_t j = d + 1; j < n; ++j)
-        {
-          T * adj = a + (d * n + j) * W;
-          const T * acj = a + (c * n + j) * W;
-          for (int l = 0; l < W; ++l)
-            adj[l] -= mc[l] * acj[l];
-        }
-      }
-      for (std::int64_t i = d + 1; i < n; ++i)
-      {
-        T mc[W], md[W];
-        const T * aic = a + (i * n + c) * W;
-        const T * aid = a + (i * n + d) * W;
-        for (int l = 0; l < W; ++l)
-        {
-          mc[l] = aic[l];
-          md[l] = aid[l] * inv[l];
-        }
-        for (std::int64_t j = d + 1; j < n; ++j)
-          rank2_update<T, W>(a + (i * n + j) * W, a + (c * n + j) * W, a + (d * n + j) * W, mc, md);
-        eliminate_rhs(i, d, md);
-      }
     }
-    if (c < n) // an odd n: the last column has no rows below, only its pivot check
-      pivot(c);
-    // back substitution with U, across the lanes
-    for (std::int64_t i = n - 1; i >= 0; --i)
-    {
-      const T * aii = a + (i * n + i) * W;
-      for (std::int64_t j = 0; j < k; ++j)
-      {
-        T * ri = r + (i * k + j) * W;
-        for (std::int64_t q = i + 1; q < n; ++q)
-        {
-          const T * aiq = a + (i * n + q) * W;
-          const T * rq = r + (q * k + j) * W;
-          for (int l = 0; l < W; ++l)
-            ri[l] -= aiq[l] * rq[l];
-        }
-        for (int l = 0; l < W; ++l)
-          ri[l] /= aii[l];
-      }
-    }
-    for (int l = 0; l < w; ++l)
-    {
-      T * Xp = X + (p0 + l) * nk;
-      for (std::int64_t e = 0; e < nk; ++e)
-        Xp[e] = r[e * W + l];
-      info[p0 + l] = bad[l];
-    }
+    detail::interleave_rhs(B, ps, nk, r);
+    std::int32_t bad[W] = {};
+    detail::factor_solve(a, r, n, k, bad);
+    detail::write_back(r, bad, p0, w, nk, X, info);
   }
 }
 

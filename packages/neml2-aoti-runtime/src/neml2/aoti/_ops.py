@@ -29,6 +29,10 @@ from neml2.tensors._kernels import NAMES as KERNEL_NAMES
 #: the batched LU solve, ``torch.ops.neml2.dense_lu_solve``
 dense_lu_solve = torch.ops.neml2.dense_lu_solve
 
+#: the same solve with ``A`` given by its blocks, ``torch.ops.neml2.dense_lu_solve_blocks``
+#: (eager only: no fake kernel, no autograd formula)
+dense_lu_solve_blocks = torch.ops.neml2.dense_lu_solve_blocks
+
 #: the batched small-matrix product, ``torch.ops.neml2.small_mm`` (eager only: no fake
 #: kernel, no autograd formula)
 small_mm = torch.ops.neml2.small_mm

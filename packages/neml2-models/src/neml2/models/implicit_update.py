@@ -19,6 +19,7 @@ from neml2.models._block_seeds import BLOCK_SEED, SEED, block_diagonal, block_di
 from neml2.models._model import Model, _as_tuple, _typed
 from neml2.models._registry import register
 from neml2.models._schema import ObjectRefField, model_ref, option
+from neml2.solvers._block_jacobian import BlockJacobian, as_dense
 from neml2.solvers._layout import Layout
 from neml2.tensors import ConvergenceError, FatalError, TensorWrapper, attach, seed, tangents_of
 
@@ -101,14 +102,17 @@ def _tracing() -> bool:
     return torch.compiler.is_compiling() or torch.compiler.is_exporting()
 
 
-def _jacobian(rlay: Layout, tangents, ulay: Layout, batch, like: torch.Tensor) -> torch.Tensor:
+def _jacobian(
+    rlay: Layout, tangents, ulay: Layout, batch, like: torch.Tensor, as_blocks: bool = False
+) -> torch.Tensor | BlockJacobian:
     """``∂r/∂u`` at ``(*batch, n_r, n_u)`` from the residuals' tangents on the unknown seeds.
 
     Eagerly, each block is copied once into a preallocated matrix laid out seed-major,
     ``(n_u, *batch, n_r)`` (the layout of the tangents themselves, so every copy is a
     plain strided copy), and returned as a permuted view: no intermediate
-    concatenations. Traced graphs keep :meth:`Layout.block_rows` (concatenation,
-    which Inductor fuses).
+    concatenations. With *as_blocks* (one batch axis), no copy at all: the tangents
+    themselves, as a :class:`BlockJacobian` for ``DenseLU`` to solve with. Traced
+    graphs keep :meth:`Layout.block_rows` (concatenation, which Inductor fuses).
     """
     if _tracing():
         return rlay.block_rows(tangents, ulay, batch, like, prefix=_SEED)
@@ -119,6 +123,16 @@ def _jacobian(rlay: Layout, tangents, ulay: Layout, batch, like: torch.Tensor) -
             t = row.get(_SEED + c.name)
             if t is not None:
                 blocks.append((s, r0, c, c0, t.data))
+    if as_blocks:
+        (n,) = batch
+        return BlockJacobian(
+            [
+                (r0, c0, d.expand(c.size, n, *s.trailing).reshape(c.size, n, s.size))
+                for s, r0, c, c0, d in blocks
+            ],
+            rlay.size,
+            n,
+        )
     shape = (ulay.size, *batch, rlay.size)
     if len(blocks) == len(rlay.slots) * len(ulay.slots):
         buf = like.new_empty(shape)
@@ -287,9 +301,12 @@ class ImplicitUpdate(Model):
         for u in system.unknowns:
             self.declare_output(u, system.model.input_spec[u])
         # imported here: neml2.solvers registers its types through neml2.models
-        from neml2.solvers.linear import SchurComplement
+        from neml2.solvers.linear import DenseLU, SchurComplement, block_lu_applies
 
-        if isinstance(getattr(self.solver, "linear", None), SchurComplement):
+        # a DenseLU takes an eager step's Jacobian as its blocks (_as_blocks)
+        linear = getattr(self.solver, "linear", None)
+        self._block_lu = block_lu_applies if type(linear) is DenseLU else None
+        if isinstance(linear, SchurComplement):
             self._schur = self.solver.linear
         else:
             self._schur = None
@@ -408,6 +425,17 @@ class ImplicitUpdate(Model):
         res = dict(zip(self.system.model.output_spec, outs, strict=True))
         return rlay.flatten({n: res[n] for n in rlay.names}, batch)
 
+    def _as_blocks(self, u: torch.Tensor, ulay: Layout, rlay: Layout) -> bool:
+        """Whether the Jacobian at *u* (``(N, n)``, eagerly) goes to the linear solver as
+        its blocks (:class:`BlockJacobian`): the linear solver is a ``DenseLU`` and its
+        block operator takes the systems (``block_lu_applies``)."""
+        return (
+            self._block_lu is not None
+            and u.dim() == 2
+            and ulay.size == rlay.size
+            and self._block_lu(u.dtype, u.device, ulay.size)
+        )
+
     def _residual_fn(self, given, ulay, rlay, batch):
         names = list(given)
         values = self._values_of(given, ulay)
@@ -422,8 +450,7 @@ class ImplicitUpdate(Model):
             *outs, v_out = self._call(values(u, datas), v)
             r = self._flat_residuals(outs, rlay, batch)
             rt = {rn: v_out[rn] for rn in rlay.names}
-            J = _jacobian(rlay, rt, ulay, batch, u)
-            return r, J
+            return r, _jacobian(rlay, rt, ulay, batch, u, self._as_blocks(u, ulay, rlay))
 
         def residual(u, *datas):
             """``r`` alone (no tangents): the line search's trial points."""
@@ -517,7 +544,7 @@ class ImplicitUpdate(Model):
         if self._block_ok is None:
             wiggle = torch.sin(1.7 * torch.arange(u0.shape[-1], dtype=u0.dtype) + 0.3)
             u = u0 + 1e-6 * (u0.abs() + 1e-3) * wiggle.to(u0.device)
-            J = fn(u, *args)[1]
+            J = as_dense(fn(u, *args)[1])
             Jb = blocked(u, *args)[1]
             # a point with a NaN residual (bad input there) must not decide for all the
             # others: the scale comes from the finite entries, and NaN matches NaN; with

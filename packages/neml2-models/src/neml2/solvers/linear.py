@@ -13,6 +13,7 @@ import torch
 
 from neml2.models._registry import register
 from neml2.models._schema import Schema, option
+from neml2.solvers._block_jacobian import BlockJacobian
 from neml2.tensors import FatalError, use_cpu_kernels
 
 
@@ -80,6 +81,8 @@ class LinearSolver:
 
 _UNRESOLVED = object()
 _operator = _UNRESOLVED
+#: ``torch.ops.neml2.dense_lu_solve_blocks``, resolved with :data:`_operator`
+_blocks_operator = None
 
 
 def dense_lu_operator():
@@ -98,16 +101,29 @@ def dense_lu_operator():
     and the ``SR2`` / ``WR2`` storage conversions, the same values as the torch forms,
     several times faster on a batch of small matrices.
     """
-    global _operator
+    global _operator, _blocks_operator
     if _operator is _UNRESOLVED:
         try:  # the one import of the runtime in neml2-models (tests-integration/test_layering.py)
             from neml2.aoti import _ops
         except (ImportError, OSError):  # not installed, or its libneml2 does not load
             _ops = None
         _operator = None if _ops is None else _ops.dense_lu_solve
+        _blocks_operator = None if _ops is None else _ops.dense_lu_solve_blocks
         if _ops is not None:
             use_cpu_kernels(_ops.cpu_kernels)
     return _operator
+
+
+def block_lu_applies(dtype: torch.dtype, device: torch.device, n: int) -> bool:
+    """Whether an eager Newton step may hand :class:`DenseLU` its Jacobian as a
+    :class:`~neml2.solvers._block_jacobian.BlockJacobian` (``n x n`` systems of *dtype*
+    on *device*): ``neml2::dense_lu_solve_blocks`` is there and solves them with its CPU
+    kernel (1 < n <= 64, float32 or float64, no gradient recorded)."""
+    if device.type != "cpu" or dtype not in (torch.float32, torch.float64) or not 1 < n <= 64:
+        return False
+    if torch.is_grad_enabled() or torch.compiler.is_compiling() or torch.compiler.is_exporting():
+        return False
+    return dense_lu_operator() is not None and _blocks_operator is not None
 
 
 def _operator_applies(A: torch.Tensor, B: torch.Tensor) -> bool:
@@ -150,13 +166,19 @@ class DenseLU(LinearSolver):
         factorization and triangular solve per point.
 
         Args:
-            A (torch.Tensor): the matrices, ``(*B, n, n)``.
+            A (torch.Tensor): the matrices, ``(*B, n, n)``; or an eager Newton step's
+                :class:`~neml2.solvers._block_jacobian.BlockJacobian` (``B = (N,)``),
+                solved by ``neml2::dense_lu_solve_blocks`` from its blocks.
             b (torch.Tensor): the right-hand sides, ``(*B, n)`` or ``(*B, n, k)``.
 
         Returns:
             (torch.Tensor): ``x``, the shape of *b*; non-finite at a point where ``A`` is
                 singular (no exception).
         """
+        if isinstance(A, BlockJacobian):  # an eager Newton step's (block_lu_applies)
+            vec = b.dim() == 2
+            x = A.solve_with(_blocks_operator, b.unsqueeze(-1) if vec else b)
+            return x.squeeze(-1) if vec else x
         vec = b.dim() == A.dim() - 1
         if A.shape[-1] == 1:
             return b / (A[..., 0] if vec else A)
