@@ -433,7 +433,7 @@ class ImplicitUpdate(Model):
             self._block_lu is not None
             and u.dim() == 2
             and ulay.size == rlay.size
-            and self._block_lu(u.dtype, u.device, ulay.size)
+            and self._block_lu(u, ulay.size)
         )
 
     def _residual_fn(self, given, ulay, rlay, batch):

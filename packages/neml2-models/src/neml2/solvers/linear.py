@@ -114,14 +114,19 @@ def dense_lu_operator():
     return _operator
 
 
-def block_lu_applies(dtype: torch.dtype, device: torch.device, n: int) -> bool:
-    """Whether an eager Newton step may hand :class:`DenseLU` its Jacobian as a
-    :class:`~neml2.solvers._block_jacobian.BlockJacobian` (``n x n`` systems of *dtype*
-    on *device*): ``neml2::dense_lu_solve_blocks`` is there and solves them with its CPU
-    kernel (1 < n <= 64, float32 or float64, no gradient recorded)."""
-    if device.type != "cpu" or dtype not in (torch.float32, torch.float64) or not 1 < n <= 64:
+def block_lu_applies(u: torch.Tensor, n: int) -> bool:
+    """Whether an eager Newton step at the iterate *u* may hand :class:`DenseLU` its
+    Jacobian (``n x n`` systems) as a
+    :class:`~neml2.solvers._block_jacobian.BlockJacobian`: ``neml2::dense_lu_solve_blocks``
+    is there and solves them with its CPU kernel (1 < n <= 64, float32 or float64), and
+    neither autograd, a trace nor vmap (the operator has no rules for them) is at work."""
+    if u.device.type != "cpu" or u.dtype not in (torch.float32, torch.float64):
         return False
-    if torch.is_grad_enabled() or torch.compiler.is_compiling() or torch.compiler.is_exporting():
+    if not 1 < n <= 64 or torch.is_grad_enabled():
+        return False
+    if torch.compiler.is_compiling() or torch.compiler.is_exporting():
+        return False
+    if torch._C._functorch.is_functorch_wrapped_tensor(u):
         return False
     return dense_lu_operator() is not None and _blocks_operator is not None
 
