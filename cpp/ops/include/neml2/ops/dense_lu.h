@@ -212,52 +212,49 @@ factor_solve(T * a, T * r, std::int64_t n, std::int64_t k, std::int32_t * bad)
   }
 }
 
-/// Interleave right-hand side rows of lanes `ps` (B: (N, n, k) contiguous) into r.
-template <typename T>
+/// The loop over the blocks of W systems in [first, last) that both entry points run:
+/// `fill(ps, a)` writes the matrices of the systems `ps[0..W)` into the interleaved
+/// scratch `a` (lanes past the end repeat the block's first system: solved, never written
+/// back); the right-hand sides are read from B (N, n, k) and the solutions written to X.
+template <typename T, typename Fill>
 void
-interleave_rhs(const T * B, const std::int64_t * ps, std::int64_t nk, T * r)
+solve_lanes(Fill && fill,
+            const T * B,
+            T * X,
+            std::int32_t * info,
+            std::int64_t first,
+            std::int64_t last,
+            std::int64_t n,
+            std::int64_t k,
+            T * scratch)
 {
   constexpr int W = lanes<T>();
-  for (int l = 0; l < W; ++l)
+  T * a = scratch;       // a[(i n + j) W + l]: entry (i, j) of lane l
+  T * r = a + n * n * W; // r[(i k + c) W + l]: right-hand side c, row i, lane l
+  const std::int64_t nk = n * k;
+  for (std::int64_t p0 = first; p0 < last; p0 += W)
   {
-    const T * Bp = B + ps[l] * nk;
-    for (std::int64_t e = 0; e < nk; ++e)
-      r[e * W + l] = Bp[e];
+    const int w = static_cast<int>(std::min<std::int64_t>(W, last - p0));
+    std::int64_t ps[W];
+    for (int l = 0; l < W; ++l)
+      ps[l] = p0 + (l < w ? l : 0);
+    fill(static_cast<const std::int64_t *>(ps), a);
+    for (int l = 0; l < W; ++l)
+    {
+      const T * Bp = B + ps[l] * nk;
+      for (std::int64_t e = 0; e < nk; ++e)
+        r[e * W + l] = Bp[e];
+    }
+    std::int32_t bad[W] = {};
+    factor_solve(a, r, n, k, bad);
+    for (int l = 0; l < w; ++l)
+    {
+      T * Xp = X + (p0 + l) * nk;
+      for (std::int64_t e = 0; e < nk; ++e)
+        Xp[e] = r[e * W + l];
+      info[p0 + l] = bad[l];
+    }
   }
-}
-
-/// Write the first w lanes' solutions and info back.
-template <typename T>
-void
-write_back(const T * r,
-           const std::int32_t * bad,
-           std::int64_t p0,
-           int w,
-           std::int64_t nk,
-           T * X,
-           std::int32_t * info)
-{
-  constexpr int W = lanes<T>();
-  for (int l = 0; l < w; ++l)
-  {
-    T * Xp = X + (p0 + l) * nk;
-    for (std::int64_t e = 0; e < nk; ++e)
-      Xp[e] = r[e * W + l];
-    info[p0 + l] = bad[l];
-  }
-}
-
-/// The systems of one block of W lanes from p0 (w of them real): lanes past the end repeat
-/// the block's first system (solved, never written back).
-template <typename T>
-int
-lane_systems(std::int64_t p0, std::int64_t last, std::int64_t * ps)
-{
-  constexpr int W = lanes<T>();
-  const int w = static_cast<int>(std::min<std::int64_t>(W, last - p0));
-  for (int l = 0; l < W; ++l)
-    ps[l] = p0 + (l < w ? l : 0);
-  return w;
 }
 } // namespace detail
 
@@ -280,13 +277,8 @@ dense_lu_solve(const T * A,
                T * scratch)
 {
   constexpr int W = lanes<T>();
-  T * a = scratch;       // a[(i n + j) W + l]: entry (i, j) of lane l
-  T * r = a + n * n * W; // r[(i k + c) W + l]: right-hand side c, row i, lane l
-  const std::int64_t nk = n * k;
-  for (std::int64_t p0 = first; p0 < last; p0 += W)
+  auto fill = [&](const std::int64_t * ps, T * a)
   {
-    std::int64_t ps[W];
-    const int w = detail::lane_systems<T>(p0, last, ps);
     if (sa.sj > sa.si)
       // column-major within the block (the seed-major Jacobian: column j of W consecutive
       // systems is one contiguous run): read each column's run in order
@@ -305,11 +297,8 @@ dense_lu_solve(const T * A,
           for (std::int64_t j = 0; j < n; ++j)
             a[(i * n + j) * W + l] = Ap[i * sa.si + j * sa.sj];
       }
-    detail::interleave_rhs(B, ps, nk, r);
-    std::int32_t bad[W] = {};
-    detail::factor_solve(a, r, n, k, bad);
-    detail::write_back(r, bad, p0, w, nk, X, info);
-  }
+  };
+  detail::solve_lanes<T>(fill, B, X, info, first, last, n, k, scratch);
 }
 
 /// One block of the matrices A given by their blocks: rows [r0, r0 + rs) and columns
@@ -342,13 +331,8 @@ dense_lu_solve_blocks(const Block<T> * blocks,
                       T * scratch)
 {
   constexpr int W = lanes<T>();
-  T * a = scratch;
-  T * r = a + n * n * W;
-  const std::int64_t nk = n * k;
-  for (std::int64_t p0 = first; p0 < last; p0 += W)
+  auto fill = [&](const std::int64_t * ps, T * a)
   {
-    std::int64_t ps[W];
-    const int w = detail::lane_systems<T>(p0, last, ps);
     if (!covered)
       std::fill(a, a + n * n * W, T(0));
     for (std::int64_t b = 0; b < nblocks; ++b)
@@ -363,11 +347,8 @@ dense_lu_solve_blocks(const Block<T> * blocks,
             dst[i * n * W] = src[i * blk.si];
         }
     }
-    detail::interleave_rhs(B, ps, nk, r);
-    std::int32_t bad[W] = {};
-    detail::factor_solve(a, r, n, k, bad);
-    detail::write_back(r, bad, p0, w, nk, X, info);
-  }
+  };
+  detail::solve_lanes<T>(fill, B, X, info, first, last, n, k, scratch);
 }
 
 } // namespace neml2::ops
