@@ -18,6 +18,12 @@ torch_version()
   return NEML2_TORCH_VERSION_STRING;
 }
 
+std::string
+ops_threading()
+{
+  return NEML2_OPS_OPENMP ? "openmp" : "serial";
+}
+
 std::pair<int, int>
 parse_major_minor(const std::string & v, const std::string & what)
 {

@@ -27,6 +27,9 @@ PYBIND11_MODULE(_core, m)
 
   m.def("version", &version, "Version of libneml2.");
   m.def("torch_version", &torch_version, "torch version libneml2 was compiled against.");
+  m.def("ops_threading",
+        &ops_threading,
+        "How libneml2's operators share a batch among threads: 'openmp' or 'serial'.");
   m.def("check_torch_compatible",
         &check_torch_compatible,
         py::arg("built_with"),

@@ -199,6 +199,77 @@ def test_frederick_armstrong_and_chaboche():
     assert named.output_names == ["Xdot"]
 
 
+def _hardening_inputs(second_order=False):
+    """Flow rate, direction and back stress on shared seeds: ``u`` (per point) reaches all
+    three, ``b`` (one value for every point: tangents ``(6, 1, 6)``) only the direction,
+    ``s`` only the flow rate."""
+    from neml2.tensors import seed
+
+    u = seed(SR2(_rand(5, 6, seed=40)), "u", second_order=second_order)
+    b = seed(SR2(_rand(6, seed=41)), "b", second_order=second_order)
+    s = seed(Scalar(_rand(5, seed=42).abs()), "s", second_order=second_order)
+    N = u * 0.3 + b
+    X = u * 20.0 + SR2(_rand(5, 6, seed=43, scale=5.0))
+    g = u.norm() * 0.01 + s * 0.02
+    return g, N, X
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        FredrickArmstrongPlasticHardening(C=1000.0, g=10.0),
+        ChabochePlasticHardening(C=1000.0, g=10.0, A=1e-3, a=2.1),
+        ChabochePlasticHardening(
+            C=_rand(5, seed=44).abs() * 100 + 500, g=10.0, A=1e-3, a=_rand(5, seed=45).abs() + 1.5
+        ),
+    ],
+    ids=["frederick-armstrong", "chaboche", "chaboche-per-point-parameters"],
+)
+def test_back_stress_rate_closed_form_tangents_match_the_typed_algebra(model, monkeypatch):
+    """Eagerly the back-stress rates write their first-order tangents in closed form
+    (``kinematic_hardening._rate_closed_form``): the same value bit for bit and the same
+    tangents (to round-off) as the typed algebra, on per-point and shared seeds."""
+    from neml2.models.solid_mechanics.plasticity import kinematic_hardening as kh
+
+    used = []
+    closed = kh._rate_closed_form
+    monkeypatch.setattr(kh, "_rate_closed_form", lambda *a, **k: used.append(1) or closed(*a, **k))
+    fast = model(*_hardening_inputs())
+    assert used and fast.tangents is not None
+    monkeypatch.setattr(kh, "_rate_closed_form", lambda *a, **k: None)
+    slow = model(*_hardening_inputs())
+    assert torch.equal(fast.data, slow.data)
+    assert set(fast.tangents) == set(slow.tangents) == {"u", "b", "s"}
+    for k, t in slow.tangents.items():
+        assert fast.tangents[k].shape == t.shape, k
+        torch.testing.assert_close(fast.tangents[k], t, rtol=1e-12, atol=1e-12, msg=k)
+
+
+def test_back_stress_rate_closed_form_leaves_what_it_does_not_cover_to_the_typed_algebra():
+    """Second-order tangents, a parameter with tangents and inputs at different batch
+    shapes take the typed algebra (None from the closed form)."""
+    from neml2.models.solid_mechanics.plasticity import kinematic_hardening as kh
+    from neml2.tensors import seed
+
+    ch = ChabochePlasticHardening(C=1000.0, g=10.0, A=1e-3, a=2.1)
+    g, N, X = _hardening_inputs(second_order=True)
+    assert kh._rate_closed_form(ch, g, N, X, recovery=True) is None
+    assert ch(g, N, X).tangents2 is not None
+    g, N, X = _hardening_inputs()
+    assert kh._rate_closed_form(ch, g, N, X, recovery=True) is not None
+    g1 = seed(Scalar(_rand(1, seed=46).abs()), "s")  # one point against five
+    assert kh._rate_closed_form(ch, g1, N, X, recovery=True) is None
+    assert ch(g1, N, X).data.shape == (5, 6)
+    assert kh._rate_closed_form(ch, g.primal(), N.primal(), X.primal(), recovery=True) is None
+
+    class Seeded:  # a parameter given with tangents (a promoted, seeded parameter)
+        def param(self, name):
+            p = ch.param(name)
+            return seed(p, name) if name == "C" else p
+
+    assert kh._rate_closed_form(Seeded(), g, N, X, recovery=True) is None
+
+
 def test_perzyna_flow_rate():
     f = _rand(*B, seed=15, scale=50.0, shift=10.0)
     m = PerzynaPlasticFlowRate(reference_stress=150.0, exponent=6.0)

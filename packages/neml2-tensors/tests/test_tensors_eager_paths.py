@@ -311,3 +311,78 @@ def test_no_kernels_means_torch_forms_and_names_are_checked(kernel_calls):
     assert kernel_calls == []
     with pytest.raises(ValueError, match="no eager kernel named mandel_to_skew"):
         use_cpu_kernels({"mandel_to_skew": torch.neg})
+
+
+def _scaled_products(a: SR2, s: Scalar, c: Scalar):
+    """Products and quotients of an SR2 by per-point Scalars, all with tangents."""
+    return [a * s, (a * s) * c, a / c.primal(), s * a + a * 2.0]
+
+
+@pytest.mark.parametrize("second_order", [False, True])
+def test_laid_out_factors_give_the_bits_of_the_broadcast_forms(second_order, monkeypatch):
+    """Eagerly, a broadcast factor of a product with tangents is laid out once at the
+    product's shape (``_tangents.laid_out_as``); traced, the broadcast form runs. Values
+    and tangents must be the same bits either way, the tangents of shared seeds (no batch
+    axis) included."""
+    from neml2.tensors import _base as base_mod
+    from neml2.tensors import _tangents as tan_mod
+
+    def case():
+        a = seed(SR2(_rand(5, 6, seed_=11)), "a", second_order=second_order)
+        s = seed(Scalar(_rand(5, seed_=12)), "s", second_order=second_order)
+        c = seed(Scalar(_rand(5, seed_=13).abs() + 0.5), "c", second_order=second_order)
+        b = seed(SR2(_rand(6, seed_=14)), "b", second_order=second_order)
+        return _scaled_products(a + b, s, c)
+
+    eager = case()
+    for mod in (tan_mod, base_mod):
+        monkeypatch.setattr(mod, "_tracing", lambda: True)
+    traced = case()
+    for e, t in zip(eager, traced, strict=True):
+        assert torch.equal(e.data, t.data)
+        assert set(e.tangents) == set(t.tangents)
+        for k in t.tangents:
+            assert e.tangents[k].shape == t.tangents[k].shape, k
+            assert torch.equal(e.tangents[k], t.tangents[k]), k
+        if second_order:
+            assert set(e.tangents2) == set(t.tangents2)
+            for k in t.tangents2:
+                assert torch.equal(e.tangents2[k], t.tangents2[k]), k
+
+
+def test_laid_out_as_copies_only_a_broadcast_factor_of_many_values():
+    from neml2.tensors._tangents import laid_out_as
+
+    shape = torch.Size((4, 6))
+    full = _rand(4, 6)
+    assert laid_out_as(full, shape) is full  # already at the product's shape
+    one = _rand(1, 1)
+    assert laid_out_as(one, shape) is one  # a single value: a scalar loop already
+    col = _rand(4, 1)
+    got = laid_out_as(col, shape)
+    assert got.shape == shape and got.is_contiguous()
+    assert torch.equal(got, col.expand(shape))
+
+
+def test_product_rule_on_a_shared_seed_is_one_multiply_add(monkeypatch):
+    """Eagerly, ``d(a b) = da b + a db`` on a seed both factors carry is one ``addcmul``
+    (no separate ``add``); the tangents agree with the traced form's to round-off."""
+    from neml2.tensors import _base as base_mod
+    from neml2.tensors import _tangents as tan_mod
+
+    def case():
+        u = seed(SR2(_rand(5, 6, seed_=15)), "u")
+        s = u.norm() * 0.5 + Scalar(_rand(5, seed_=16))
+        return u * s, s * u
+
+    with _RecordOps() as rec:
+        eager = case()
+    assert "addcmul" in rec.ops
+    for mod in (tan_mod, base_mod):
+        monkeypatch.setattr(mod, "_tracing", lambda: True)
+    with _RecordOps() as rec:
+        traced = case()
+    assert "addcmul" not in rec.ops
+    for e, t in zip(eager, traced, strict=True):
+        assert torch.equal(e.data, t.data)
+        torch.testing.assert_close(e.tangents["u"], t.tangents["u"], rtol=1e-14, atol=1e-14)

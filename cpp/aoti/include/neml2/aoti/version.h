@@ -13,6 +13,11 @@ std::string version();
 /// torch version libneml2 was compiled against, e.g. "2.13.0".
 std::string torch_version();
 
+/// How libneml2's operators (neml2::dense_lu_solve, ...) share a batch among threads:
+/// "openmp" (at::parallel_for over torch's intra-op threads) or "serial" (built without
+/// OpenMP: one thread whatever torch.set_num_threads says).
+std::string ops_threading();
+
 /// Parse "MAJOR.MINOR[.PATCH][+local]" into (major, minor).
 /// Throws FatalError naming `what` if the string is not a version.
 std::pair<int, int> parse_major_minor(const std::string & v, const std::string & what);

@@ -25,16 +25,22 @@ from neml2.tensors import ConvergenceError, FatalError, TensorWrapper, attach, s
 
 _SEED = SEED
 #: ``max_points_per_solve = 0``: an eager solve takes as many points as keep its Jacobian
-#: ``(n, n_u, n_u)`` under this many bytes (about the last-level cache of a CPU), and a
+#: ``(n, n_u, n_u)`` under this many bytes, at most :data:`MAX_POINTS_PER_SOLVE`, and a
 #: larger batch is solved in chunks. The tangents that build the Jacobian take several
 #: times more (Taylor, 5 grains, n_u = 62: over 24 GB at 1e5 points in one solve, killed).
-#: 1e5 points, first load step, one solve vs chunks under 24 MiB: Chaboche 2 (n_u = 19,
-#: 8.7 thousand points a chunk) 3.5e3 -> 4.8e3 points/s, Perzyna (n_u = 7) 3.5e4 -> 3.9e4;
-#: with 512 MiB, the budget before, neither was split. 32 MiB keeps 1e4 Chaboche 2 points
-#: in one solve (transient, 10 steps: 3.07 s against 3.33 s in two chunks of 5000, and
-#: 3.54 s in 8713 + 1287), and at 1e5 the nine chunks of 11112 run as fast as twelve of
-#: 8334 (5 steps: 16.97 s against 16.86 s, medians of three); 48 MiB there: 21.8 s
-JACOBIAN_BUDGET = 32 * 2**20
+#: 80 MiB keeps 1e4 points of Chaboche with 4 back stresses (n_u = 31) in one solve: py-eager,
+#: 2 cores, 10-step transient at 1e4 points, one solve against three of 3334 (the 32 MiB
+#: budget before): first step 1479 -> 1243 ms, later steps 332 -> 250 ms (medians of
+#: three, in one process); at 1e5, ten chunks of 1e4 against thirty of 3334: 13.0 -> 10.3 s
+#: and 2.63 -> 2.49 s. (Under 32 MiB the blocks of the Jacobian were copied into one
+#: matrix and the LU ran on one thread; since they are read in place, and the LU is
+#: threaded, larger chunks pay.)
+JACOBIAN_BUDGET = 80 * 2**20
+#: the most points an automatic chunk takes, whatever the budget allows: at 1e5 points, 5
+#: chunks of 2e4 against 2 of 5e4 for Perzyna (n_u = 7): first step 1017 -> 784 ms, later
+#: steps 284 -> 227 ms; Chaboche with 2 back stresses (n_u = 19), 5 of 2e4 against 9 of
+#: 11112: 5619 -> 5701 ms and 1195 -> 1140 ms (py-eager, 2 cores, medians in one process)
+MAX_POINTS_PER_SOLVE = 20_000
 #: batches up to this size are never split
 _MIN_CHUNK = 4096
 
@@ -265,7 +271,7 @@ class ImplicitUpdate(Model):
             0,
             doc="eager evaluation: solve at most this many material points at once (a larger "
             "batch is solved in chunks, each to the solver's tolerances); 0: as many as keep "
-            "one Jacobian under 32 MiB",
+            "one Jacobian under 80 MiB, at most 20000",
         ),
     )
 
@@ -641,6 +647,7 @@ class ImplicitUpdate(Model):
             nu = self._layouts(given, guess)[0].size
             itemsize = next(iter(values.values())).data.element_size()
             k = max(_MIN_CHUNK, JACOBIAN_BUDGET // max(1, nu * nu * itemsize))
+            k = min(k, MAX_POINTS_PER_SOLVE)
         return k if n > k else None
 
     def _forward_chunked(self, values: dict[str, TensorWrapper], batch, k: int):

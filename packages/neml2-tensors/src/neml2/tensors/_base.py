@@ -25,7 +25,14 @@ import numpy as np
 import torch
 
 from neml2.tensors import _tangents as T
-from neml2.tensors._broadcast import _as_dual, _lined_up, align, describe, insert_singletons
+from neml2.tensors._broadcast import (
+    _as_dual,
+    _lined_up,
+    _tracing,
+    align,
+    describe,
+    insert_singletons,
+)
 from neml2.tensors._errors import ShapeError
 from neml2.tensors._spellings import missing_attribute
 from neml2.tensors._tangents import Dual
@@ -626,6 +633,8 @@ def _scale(x: TensorWrapper, s: TensorWrapper, reciprocal: bool = False):
     if reciprocal:
         if ds.t1 is None:
             q = unsqueeze_base(ds.p, nb)
+            if dx.t1 and not _tracing():  # the divisor laid out once for every tangent
+                q = T.laid_out_as(q, torch.broadcast_shapes(q.shape, dx.p.shape))
             return x._from_dual(dx.lin(lambda a: a / q), S, nb)
         ds = T.reciprocal(ds)
     if nb:  # the scalar against x's base: its value and tangents unsqueezed once each

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from neml2.tensors._errors import ShapeError
-from neml2.tensors._tangents import Dual
+from neml2.tensors._tangents import Dual, _tracing
 
 if TYPE_CHECKING:
     from neml2.tensors._base import TensorWrapper
@@ -32,10 +32,6 @@ def insert_singletons(t: torch.Tensor, right: int, count: int) -> torch.Tensor:
     for _ in range(count):
         t = t.unsqueeze(-right - 1)
     return t
-
-
-def _tracing() -> bool:
-    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
 
 
 def describe(w: TensorWrapper) -> str:

@@ -43,6 +43,27 @@ def _dec(d: dict, k, v: torch.Tensor) -> None:
     d[k] = -v if old is None else old - v
 
 
+def _tracing() -> bool:
+    """Whether Dynamo or ``torch.export`` is tracing the call (the graph is then fused by
+    Inductor, so the eager-only layouts below stay out of it)."""
+    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
+
+
+def laid_out_as(p: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+    """A factor *p* of an elementwise product (or a divisor) as a contiguous tensor of
+    the product's *shape*, where it is broadcast there and holds more than one value.
+
+    The factor then meets every tangent it scales (``(K, *shape)``) with the same
+    contiguous trailing layout, and the products run as one vectorized loop over
+    ``*shape`` instead of short inner loops over a broadcast axis: a per-point Scalar
+    ``(N, 1)`` against SR2 tangents ``(6, N, 6)``, N = 3334, one thread: 80 -> 33 us per
+    tangent, for one copy of ``N x 6`` values. The products are the same bits.
+    """
+    if p.shape == shape or p.numel() <= 1:
+        return p
+    return p.expand(shape).contiguous()
+
+
 def pad_after_seed(t: torch.Tensor, nseed: int, ndim: int) -> torch.Tensor:
     """Insert singleton axes right after the ``nseed`` leading seed axes.
 
@@ -142,6 +163,14 @@ class Dual:
 
         ``d fn = fn(da, b) + fn(a, db)`` and
         ``d2 fn[i, j] = fn(d2a[i, j], b) + fn(a, d2b[i, j]) + fn(da[i], db[j]) + fn(da[j], db[i])``.
+
+        Eagerly, for the elementwise product (*fn* ``torch.mul``), a factor broadcast at
+        the product's shape is laid out there once (:func:`laid_out_as`) and a seed that
+        both operands carry takes ``torch.addcmul(fn(da, b), a, db)``: one pass over the
+        tangent instead of a product and a sum (a ``(6, N, 6)`` SR2 tangent, N = 3334, one
+        thread: 66 -> 45 us). The multiply-add may round once where the two operations
+        round twice (a fused multiply-add), so the last bit can differ from a traced
+        graph's.
         """
         a, b = self, other
         out = fn(a.p, b.p)
@@ -149,11 +178,20 @@ class Dual:
             return Dual(out)
         a1 = a.t1 or {}
         b1 = b.t1 or {}
+        ap, bp = a.p, b.p
+        fused = fn is torch.mul and not _tracing()
+        if fused:
+            ap = laid_out_as(ap, out.shape) if b1 else ap
+            bp = laid_out_as(bp, out.shape) if a1 else bp
         t1: Tangents1 = {}
         for k, v in a1.items():
-            t1[k] = fn(v, b.p)
+            t1[k] = fn(v, bp)
         for k, v in b1.items():
-            _acc(t1, k, fn(a.p, v))
+            old = t1.get(k) if fused else None
+            if old is None:
+                _acc(t1, k, fn(ap, v))
+            else:  # da b + a db as one multiply-add pass over the tangent, not two
+                t1[k] = torch.addcmul(old, ap, v)
         t2 = None
         if a.t2 is not None or b.t2 is not None:
             t2 = {}
