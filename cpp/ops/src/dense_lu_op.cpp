@@ -95,6 +95,25 @@ cpu_has_avx2()
 }
 #endif
 
+// Both operators' threading: N systems in ranges of whole blocks of W lanes over torch's
+// intra-op threads (an OpenMP region: libneml2 is built with OpenMP), each range solved by
+// `solve(first, last, scratch)` with a scratch buffer of its own.
+template <typename T, typename Solve>
+void
+for_system_ranges(int64_t N, int64_t n, int64_t k, const Solve & solve)
+{
+  constexpr int64_t W = neml2::ops::lanes<T>();
+  // a block of 19 x 19 systems is about 10 us of work: 16 blocks per task
+  at::parallel_for(0,
+                   (N + W - 1) / W,
+                   16,
+                   [&](int64_t b0, int64_t b1)
+                   {
+                     std::vector<T> scratch(neml2::ops::dense_lu_scratch<T>(n, k));
+                     solve(b0 * W, std::min(b1 * W, N), scratch.data());
+                   });
+}
+
 std::tuple<at::Tensor, at::Tensor>
 dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
 {
@@ -113,32 +132,28 @@ dense_lu_solve_cpu(const at::Tensor & A, const at::Tensor & B)
   // so the seed-major Jacobian of an eager Newton step is read in place), a copy otherwise
   const auto Ac = A.reshape({N, n, n});
   const neml2::ops::Strides sa{Ac.stride(0), Ac.stride(1), Ac.stride(2)};
-  AT_DISPATCH_FLOATING_TYPES(
-      st,
-      "neml2::dense_lu_solve",
-      [&]
-      {
-        using T = scalar_t;
-        constexpr int64_t W = neml2::ops::lanes<T>();
-        const T * a = Ac.const_data_ptr<T>();
-        T * x = X.mutable_data_ptr<T>();
-        int32_t * inf = info.mutable_data_ptr<int32_t>();
-        auto * solve = &neml2::ops::dense_lu_solve<T>;
+  AT_DISPATCH_FLOATING_TYPES(st,
+                             "neml2::dense_lu_solve",
+                             [&]
+                             {
+                               using T = scalar_t;
+                               const T * a = Ac.const_data_ptr<T>();
+                               T * x = X.mutable_data_ptr<T>();
+                               int32_t * inf = info.mutable_data_ptr<int32_t>();
+                               auto * solve = &neml2::ops::dense_lu_solve<T>;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-        if (cpu_has_avx2())
-          solve = &dense_lu_solve_avx2<T>;
+                               if (cpu_has_avx2())
+                                 solve = &dense_lu_solve_avx2<T>;
 #endif
-        // a block of 19 x 19 systems is about 10 us of work: 16 blocks per task
-        at::parallel_for(0,
-                         (N + W - 1) / W,
-                         16,
-                         [&](int64_t b0, int64_t b1)
-                         {
-                           std::vector<T> scratch(neml2::ops::dense_lu_scratch<T>(n, k));
-                           solve(
-                               a, sa, x, x, inf, b0 * W, std::min(b1 * W, N), n, k, scratch.data());
-                         });
-      });
+                               for_system_ranges<T>(
+                                   N,
+                                   n,
+                                   k,
+                                   [&](int64_t first, int64_t last, T * scratch)
+                                   {
+                                     solve(a, sa, x, x, inf, first, last, n, k, scratch);
+                                   });
+                             });
   return {X, info};
 }
 
@@ -261,54 +276,42 @@ dense_lu_solve_blocks_cpu(at::TensorList blocks,
   auto info = at::zeros({N}, B.options().dtype(at::kInt));
   if (N == 0 || n == 0)
     return {X, info};
-  AT_DISPATCH_FLOATING_TYPES(st,
-                             "neml2::dense_lu_solve_blocks",
-                             [&]
-                             {
-                               using T = scalar_t;
-                               constexpr int64_t W = neml2::ops::lanes<T>();
-                               std::vector<neml2::ops::Block<T>> bl;
-                               bl.reserve(blocks.size());
-                               for (std::size_t b = 0; b < blocks.size(); ++b)
-                               {
-                                 const auto & t = blocks[b];
-                                 bl.push_back({t.const_data_ptr<T>(),
-                                               rows[b],
-                                               t.size(2),
-                                               cols[b],
-                                               t.size(0),
-                                               t.stride(0),
-                                               t.stride(1),
-                                               t.stride(2)});
-                               }
-                               T * x = X.mutable_data_ptr<T>();
-                               int32_t * inf = info.mutable_data_ptr<int32_t>();
-                               auto * solve = &neml2::ops::dense_lu_solve_blocks<T>;
+  AT_DISPATCH_FLOATING_TYPES(
+      st,
+      "neml2::dense_lu_solve_blocks",
+      [&]
+      {
+        using T = scalar_t;
+        std::vector<neml2::ops::Block<T>> bl;
+        bl.reserve(blocks.size());
+        for (std::size_t b = 0; b < blocks.size(); ++b)
+        {
+          const auto & t = blocks[b];
+          bl.push_back({t.const_data_ptr<T>(),
+                        rows[b],
+                        t.size(2),
+                        cols[b],
+                        t.size(0),
+                        t.stride(0),
+                        t.stride(1),
+                        t.stride(2)});
+        }
+        T * x = X.mutable_data_ptr<T>();
+        int32_t * inf = info.mutable_data_ptr<int32_t>();
+        auto * solve = &neml2::ops::dense_lu_solve_blocks<T>;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-                               if (cpu_has_avx2())
-                                 solve = &dense_lu_solve_blocks_avx2<T>;
+        if (cpu_has_avx2())
+          solve = &dense_lu_solve_blocks_avx2<T>;
 #endif
-                               const auto nb = static_cast<int64_t>(bl.size());
-                               at::parallel_for(0,
-                                                (N + W - 1) / W,
-                                                16,
-                                                [&](int64_t b0, int64_t b1)
-                                                {
-                                                  std::vector<T> scratch(
-                                                      neml2::ops::dense_lu_scratch<T>(n, k));
-                                                  solve(bl.data(),
-                                                        nb,
-                                                        covered,
-                                                        x,
-                                                        x,
-                                                        inf,
-                                                        b0 * W,
-                                                        std::min(b1 * W, N),
-                                                        n,
-                                                        k,
-                                                        scratch.data());
-                                                });
+        const auto nb = static_cast<int64_t>(bl.size());
+        for_system_ranges<T>(N,
+                             n,
+                             k,
+                             [&](int64_t first, int64_t last, T * scratch)
+                             {
+                               solve(bl.data(), nb, covered, x, x, inf, first, last, n, k, scratch);
                              });
+      });
   return {X, info};
 }
 
