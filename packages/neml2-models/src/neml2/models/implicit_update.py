@@ -22,6 +22,7 @@ from neml2.models._schema import ObjectRefField, model_ref, option
 from neml2.solvers._block_jacobian import BlockJacobian, as_dense
 from neml2.solvers._layout import Layout
 from neml2.tensors import ConvergenceError, FatalError, TensorWrapper, attach, seed, tangents_of
+from neml2.tensors._tangents import _tracing
 
 _SEED = SEED
 #: ``max_points_per_solve = 0``: an eager solve takes as many points as keep its Jacobian
@@ -102,10 +103,6 @@ def _first_point(x: TensorWrapper) -> TensorWrapper:
     """*x* at the first point of its dynamic batch (all dynamic axes of size 1)."""
     idx = tuple(slice(0, 1) for _ in range(x.dynamic_ndim))
     return type(x)(x.data[idx], x.sub_batch_ndim)
-
-
-def _tracing() -> bool:
-    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
 
 
 def _jacobian(
@@ -620,8 +617,7 @@ class ImplicitUpdate(Model):
         status = self.solve_status
         if status.log is not None:
             status.log.append((res.converged, res.residual_norm, res.iterations))
-        tracing = torch.compiler.is_compiling() or torch.compiler.is_exporting()
-        if status.check and not tracing:
+        if status.check and not _tracing():
             self.solver.check(res, self._label())
         u = res.u
         if torch.is_grad_enabled() and (

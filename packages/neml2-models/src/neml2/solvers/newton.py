@@ -30,6 +30,7 @@ from neml2.models._registry import register
 from neml2.models._schema import Schema, option
 from neml2.solvers.linear import DenseLU, LinearSolver
 from neml2.tensors import ConvergenceError
+from neml2.tensors._tangents import _tracing
 
 #: ``fn(u, *args) -> (r, J)``: residual ``(*B, n)`` and Jacobian ``(*B, n, n)`` at ``u``.
 ResidualFn = Callable[..., tuple[torch.Tensor, torch.Tensor]]
@@ -55,10 +56,6 @@ class NewtonResult:
     converged: torch.Tensor  # (*B,) bool
     residual_norm: torch.Tensor  # (*B,)
     initial_norm: torch.Tensor  # (*B,)
-
-
-def _tracing() -> bool:
-    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
 
 
 def run_loop(cond, body, state: tuple):

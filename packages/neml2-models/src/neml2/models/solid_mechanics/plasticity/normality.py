@@ -34,7 +34,7 @@ from neml2.models._registry import register
 from neml2.models._schema import model_ref, option
 from neml2.tensors import FatalError, Scalar, TensorWrapper, attach, seed
 from neml2.tensors._broadcast import insert_singletons
-from neml2.tensors._tangents import pad_after_seed
+from neml2.tensors._tangents import _tracing, pad_after_seed
 
 
 @register()
@@ -199,10 +199,6 @@ class Normality(Model):
                 outer[b] = h.reshape(tuple(h.shape[:-1]) + base)
             outs.append(attach(value, outer) if outer else value)
         return outs[0] if len(outs) == 1 else tuple(outs)
-
-
-def _tracing() -> bool:
-    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
 
 
 def _aligned_tangent(x: TensorWrapper, t: torch.Tensor, f: TensorWrapper) -> torch.Tensor:
