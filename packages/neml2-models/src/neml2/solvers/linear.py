@@ -15,6 +15,7 @@ from neml2.models._registry import register
 from neml2.models._schema import Schema, option
 from neml2.solvers._block_jacobian import BlockJacobian
 from neml2.tensors import FatalError, use_cpu_kernels
+from neml2.tensors._tangents import _tracing
 
 
 class LinearSolver:
@@ -124,7 +125,7 @@ def block_lu_applies(u: torch.Tensor, n: int) -> bool:
         return False
     if not 1 < n <= 64 or torch.is_grad_enabled():
         return False
-    if torch.compiler.is_compiling() or torch.compiler.is_exporting():
+    if _tracing():
         return False
     if torch._C._functorch.is_functorch_wrapped_tensor(u):
         return False
@@ -139,7 +140,7 @@ def _operator_applies(A: torch.Tensor, B: torch.Tensor) -> bool:
         return False
     if torch.is_grad_enabled() and (A.requires_grad or B.requires_grad):
         return False  # the operator has no autograd formula
-    traced = torch.compiler.is_compiling() or torch.compiler.is_exporting()
+    traced = _tracing()
     functorch = torch._C._functorch.is_functorch_wrapped_tensor  # (not traceable)
     if not traced and (functorch(A) or functorch(B)):
         return False  # nor a vmap rule

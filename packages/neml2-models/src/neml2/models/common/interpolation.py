@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import torch
-
 from neml2.models._registry import register
 from neml2.models._schema import option, parameter
 from neml2.models.common._block_output import BlockNamedOutput
 from neml2.models.common._fields import variable
 from neml2.tensors import SR2, FatalError, Scalar, TensorWrapper, Vec, where
+from neml2.tensors._tangents import _tracing
 
 
 def _last(x: TensorWrapper, sl: slice) -> TensorWrapper:
@@ -51,7 +50,7 @@ def cell_coordinate(X: Scalar, x: Scalar, label: str, what: str) -> tuple[Scalar
     lo, hi = _last(X, _LO), _last(X, _HI)
     xu = x.sub_batch.unsqueeze(-1)
     above, below = xu > lo, xu <= hi
-    if not (torch.compiler.is_compiling() or torch.compiler.is_exporting()):
+    if not _tracing():
         hits = (above.data & below.data).sum(-1)
         if not bool((hits == 1).all()):
             n_out = int((hits != 1).sum())

@@ -11,6 +11,7 @@ from neml2.models._registry import register
 from neml2.models._schema import option, parameter
 from neml2.models.common._fields import variable
 from neml2.tensors import R2, SR2, Scalar, TensorWrapper, Vec
+from neml2.tensors._tangents import _tracing
 
 
 class LinearCombination(Model):
@@ -87,8 +88,7 @@ class LinearCombination(Model):
         value and *x*'s dtype, needing no gradient (eager calls only), else None:
         multiply."""
         name = f"w_{i}"
-        traced = torch.compiler.is_compiling() or torch.compiler.is_exporting()
-        if traced or name in self._promoted_of:
+        if _tracing() or name in self._promoted_of:
             return None
         w = self._buffers.get(name)
         if w is None or w.numel() != 1 or w.dtype != x.dtype or w.requires_grad:
