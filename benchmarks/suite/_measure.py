@@ -130,6 +130,40 @@ WARMUP_S = 1.0
 LONG_CALL_S = 60.0
 
 
+#: the sync probe's operation: an elementwise add of this many float64 values (just over
+#: ATen's parallel grain of 32768, so each call is one fork/join of the intra-op threads
+#: with a few microseconds of work per thread), timed over PROBE_REPS calls
+PROBE_POINTS = 40_000
+PROBE_REPS = 200
+
+
+def sync_probe_us(reps: int = PROBE_REPS) -> float | None:
+    """Microseconds per fork/join of the intra-op threads on a tiny elementwise add (the
+    faster of two rounds of *reps* calls); None with one thread.
+
+    This 2-vCPU machine has windows, seconds to minutes long, where the same compiled
+    graph runs 2x slower with two threads (Perzyna py-aoti at 1e3 points: 4.0 ms per
+    call, 8.4 ms in such a window, 6.2 ms on one thread) while neither CPU is stolen and
+    a compute-bound op still scales 2x: the cost of a cache line passing between the two
+    vCPUs rises, and graphs with many small parallel loops (a barrier each) pay it. This
+    probe pays it too (about 6.5 us per call on a free machine, 8.5 us in a window), so
+    a cell measured in a window can be told apart from a slow route (``_report``)."""
+    threads = torch.get_num_threads()
+    if threads < 2:
+        return None
+    a = torch.ones(PROBE_POINTS, dtype=torch.float64)
+    b, c = a.clone(), torch.empty_like(a)
+    best = float("inf")
+    for _ in range(2):
+        for _ in range(5):
+            torch.add(a, b, out=c)
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            torch.add(a, b, out=c)
+        best = min(best, (time.perf_counter() - t0) / reps)
+    return best * 1e6
+
+
 def warm_up(fn, seconds: float) -> tuple[float, int]:
     """Call *fn* for *seconds* (at least once, and never again once one call takes
     longer than that); the first call's time and the number of calls."""
@@ -317,6 +351,7 @@ def measure_batch(
     stepper = Stepper(adapter, hist, ics, w.state_sub_batch, batch)
     x = stepper.first_step_inputs()
     device = getattr(opts, "device", "cpu")
+    probes = [sync_probe_us()] if device == "cpu" else []  # (before the peak is reset)
     _device.reset_peak(device)
     base_device = _device.allocated_mb(device)
     reset_peak()
@@ -480,6 +515,24 @@ def measure_batch(
                         row(side, workload, route, batch, m, unit=u, status=status, note=note)
                     )
     peak = peak_mb()
+    if probes and probes[0] is not None:
+        probes.append(sync_probe_us())
+        rows.append(
+            row(
+                side,
+                workload,
+                route,
+                batch,
+                "sync_probe_us",
+                max(probes),
+                min(probes),
+                max(probes),
+                len(probes),
+                "us",
+                note=f"before the evaluations {probes[0]:.2f} us, after the transient run "
+                f"{probes[1]:.2f} us ({torch.get_num_threads()} threads)",
+            )
+        )
     rows.append(
         row(
             side,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
@@ -329,6 +330,88 @@ def test_report_marks_a_disagreement(tmp_path):
     assert got[("100", "py-eager")]["ratio"] == ""
     assert got[("100", "py-eager")]["agreement_status"] == "disagree"
     assert got[("1", "py-eager")]["ratio"] == "2"
+
+
+def test_sync_probe_times_a_fork_join_and_needs_two_threads():
+    """The probe: microseconds per call of a threaded add, finite and positive; None on
+    one thread (no fork/join to time)."""
+    import _measure
+
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        us = _measure.sync_probe_us(reps=20)
+        assert us is not None and math.isfinite(us) and us > 0
+        torch.set_num_threads(1)
+        assert _measure.sync_probe_us(reps=20) is None
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_measure_records_the_sync_probe_before_and_after_a_batch(monkeypatch):
+    """measure_batch records the worse of the probe before the evaluations and after the
+    transient run (the two in lo/hi and the note); no row where the probe has nothing to
+    time (one thread)."""
+    from types import SimpleNamespace
+
+    import _measure
+
+    monkeypatch.setattr(_measure, "WARMUP_S", 0.0)
+    n, b = 4, 3
+    t = torch.linspace(0, 1, n + 1, dtype=torch.float64).unsqueeze(-1).expand(n + 1, b)
+    hist = {"t": (t, 0), "f": (torch.ones(n + 1, b, dtype=torch.float64), 0)}
+    opts = SimpleNamespace(device="cpu", repeats=3, latency_repeats=3, min_time=0.0,
+                           eval_budget=1.0, steps=n, transient_budget=60.0,
+                           transient_repeats=1, transient_min_time=0.0,
+                           fingerprint_dir=None)  # fmt: skip
+    for probes, want in (([6.5, 8.5], (8.5, 6.5, 8.5)), ([None, None], None)):
+        it = iter(probes)
+        monkeypatch.setattr(_measure, "sync_probe_us", lambda it=it: next(it))
+        plain = SimpleNamespace(state_sub_batch={})
+        rows = _measure.measure_batch("ours", "w", "r", _Counter(), plain, b, hist, {}, opts)
+        got = [r for r in rows if r["metric"] == "sync_probe_us"]
+        if want is None:
+            assert got == []
+        else:
+            assert [(r["value"], r["lo"], r["hi"], r["n"]) for r in got] == [(*want, 2)]
+            assert (
+                "before the evaluations 6.50 us, after the transient run 8.50 us" in got[0]["note"]
+            )
+
+
+def test_report_marks_cells_measured_in_a_slow_window(tmp_path):
+    """A ratio whose cell had a sync probe over WINDOW_FACTOR x the run's lower quartile
+    on either side gets a dagger, and the csv names the side; a NaN probe is not a free
+    machine."""
+    import _report
+    from _measure import row
+
+    rows = []
+    probes = {1: (6.0, 6.2), 10: (6.1, 9.0), 100: (9.5, 9.9), 1000: (6.0, float("nan"))}
+    for b, (ours, ref) in probes.items():
+        for side, v, p in (("ours", 2.0, ours), ("reference", 1.0, ref)):
+            rows.append(row(side, "perzyna", "py-aoti", b, "eval_points_per_s", v, n=1))
+            rows.append(row(side, "perzyna", "py-aoti", b, "sync_probe_us", p, p, p, 2))
+    rows += [row("ours", "perzyna", "py-aoti", b, "sync_probe_us", 6.0, n=2) for b in (2, 3, 4)]
+    meta = {"started_utc": "now", "cpu": "cpu", "cores": 2, "machine": "m",
+            "load_average_start": [0.0]}  # fmt: skip
+    _report.side_by_side(rows, meta, tmp_path)
+    md = (tmp_path / "side_by_side.md").read_text()
+    assert "lower quartile (6.00 us)" in md
+    assert "| perzyna | 1 | – | – | – | – | 2 | 1 | **2.00** | unchecked |" in md
+    assert "| perzyna | 10 | – | – | – | – | 2 | 1 | **2.00** † | unchecked |" in md
+    got = {
+        r["batch"]: r
+        for r in csv.DictReader((tmp_path / "side_by_side.csv").open())
+        if r["metric"] == "eval_points_per_s" and r["route"] == "py-aoti"
+    }
+    assert [got[b]["window"] for b in ("1", "10", "100", "1000")] == [
+        "",
+        "reference",
+        "both",
+        "reference",
+    ]
+    assert got["10"]["ours_sync_us"] == "6.1" and got["10"]["reference_sync_us"] == "9"
 
 
 # --------------------------------------------------------------------------- --device
