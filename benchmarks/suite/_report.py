@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import csv
-import math
 from pathlib import Path
 
 from _agreement import FLOOR, RTOL
+from _windows import SYNC, WINDOW_FACTOR, baseline, in_window, probe_values
 from _workloads import WORKLOADS, points_label
 
 #: bytes one elasticity update must move: read strain + write stress, 6 float64 each
@@ -46,35 +46,10 @@ def _ratio(a: dict | None, b: dict | None) -> float | None:
     return a["value"] / b["value"]
 
 
-SYNC = "sync_probe_us"
-#: a cell's sync probe (``_measure.sync_probe_us``, the worse of before and after) this
-#: many times the run's lower quartile marks the cell as measured in a slow window
-WINDOW_FACTOR = 1.2
-
-
-def _sync_baseline(rows: list[dict]) -> float | None:
-    """The run's lower quartile of the sync probes: the machine when it is free."""
-    vals = sorted(
-        r["value"]
-        for r in rows
-        if r["metric"] == SYNC and r["value"] is not None and math.isfinite(r["value"])
-    )
-    return vals[len(vals) // 4] if vals else None
-
-
-def _window(idx: dict, w, route, b, baseline: float | None) -> str:
-    """``ours`` / ``reference`` / ``both``: whose probe of this cell was slow; else ``""``."""
-    if baseline is None:
-        return ""
-    slow = []
-    for side in ("ours", "reference"):
-        r = idx.get((side, w, route, b, SYNC))
-        # a probe that is NaN or missing on a measured side is not evidence of a free
-        # machine: only a finite value at most the threshold clears the side
-        if r is not None and not (
-            r["value"] is not None and r["value"] <= WINDOW_FACTOR * baseline
-        ):
-            slow.append(side)
+def _window(idx: dict, w, route, b, base: float | None) -> str:
+    """``ours`` / ``reference`` / ``both``: whose probe of this cell was in a slow window
+    (``_windows.in_window``); else ``""``."""
+    slow = [s for s in ("ours", "reference") if in_window(idx.get((s, w, route, b, SYNC)), base)]
     return "both" if len(slow) == 2 else slow[0] if slow else ""
 
 
@@ -129,7 +104,7 @@ def _workloads(rows) -> list[str]:
 
 def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
     idx = _index(rows)
-    baseline = _sync_baseline(rows)
+    base = baseline(probe_values(rows))
     csv_rows = []
     md = [
         "# Side by side: ours vs the reference library (NEML2 3.1.0)",
@@ -165,9 +140,11 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
         "with many small parallel loops then run up to 2x slower. Each side's worker times a "
         "tiny two-thread add before a batch and after it (`sync_probe_us` in results.csv); "
         f"a ratio marked `†` had a probe over {WINDOW_FACTOR:g} x the run's lower quartile "
-        f"({'–' if baseline is None else f'{baseline:.2f} us'}) on one side or both (the "
+        f"of probes ({'–' if base is None else f'{base:.2f} us'}) on one side or both (the "
         "`window` column of side_by_side.csv names which): it is a measurement of the "
-        "machine's state as much as of the route.",
+        "machine's state as much as of the route. With `--window-retries` a batch in a "
+        "window was measured again and the attempt with the lowest probe kept "
+        "(window_retries.csv: the others).",
         "",
     ]
     sections = [
@@ -206,7 +183,7 @@ def side_by_side(rows: list[dict], meta: dict, out: Path) -> None:
                     ag = _agreement(idx, w, route, b, quantity, f"reference-{route}")
                     bad = ag is not None and ag["status"] == "disagree"
                     mark = " ✗" if _disagrees(idx, w, route, b, quantity) else ""
-                    window = _window(idx, w, route, b, baseline)
+                    window = _window(idx, w, route, b, base)
                     dagger = " †" if window and q is not None and not bad else ""
                     cells += [
                         _fmt(o) + _spread(o) + mark,

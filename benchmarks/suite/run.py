@@ -50,6 +50,7 @@ import _agreement  # noqa: E402
 import _device  # noqa: E402
 import _reference_env  # noqa: E402
 import _report  # noqa: E402
+import _windows  # noqa: E402
 from _measure import FIELDS, row  # noqa: E402
 from _workloads import WORKLOADS  # noqa: E402
 
@@ -190,6 +191,21 @@ def parse_args(argv=None) -> argparse.Namespace:
         "swings by up to 2x for minutes at a time; later rounds reuse the first's artifact",
     )
     p.add_argument(
+        "--window-retries",
+        type=int,
+        default=0,
+        help="measure a batch again, up to this many times, when its sync probe (either "
+        "side's worker, before or after the batch) says the machine was in a slow window; "
+        "the attempt with the lowest probe is kept, the others go to window_retries.csv "
+        "(_windows.py; CPU only)",
+    )
+    p.add_argument(
+        "--window-retry-max-s",
+        type=float,
+        default=600.0,
+        help="do not retry a worker whose measuring run took longer than this (s)",
+    )
+    p.add_argument(
         "--max-minutes",
         type=float,
         help="start no new worker after this many minutes (the rest is recorded as skipped)",
@@ -259,6 +275,8 @@ def parse_args(argv=None) -> argparse.Namespace:
             setattr(a, k, v)
     if a.rounds < 1:
         p.error(f"--rounds must be at least 1, got {a.rounds}")
+    if a.window_retries < 0:
+        p.error(f"--window-retries must be 0 or more, got {a.window_retries}")
     refused = _device.problem(a.device)
     if refused is not None:
         p.error(refused)
@@ -647,6 +665,7 @@ def main(argv=None) -> int:
             )
             (out / "compile.jsonl").unlink(missing_ok=True)
             mode = "reuse"
+        t_measure = time.perf_counter()
         run_worker(
             pythons[side],
             scripts[side],
@@ -660,6 +679,19 @@ def main(argv=None) -> int:
             timeout,
             compile_mode=mode,
         )
+        if a.window_retries and batches and a.device == "cpu":
+            retry_windows(
+                a,
+                (side, w, route),
+                lambda todo, dest, s=side, w=w, route=route, m=mode, t=timeout: run_worker(
+                    pythons[s], scripts[s], s, w, route, todo, a, dest, log, t, m
+                ),
+                raws[k],
+                [*raws, out / RETRIED],
+                out,
+                time.perf_counter() - t_measure,
+                log,
+            )
     per_round = [
         [json.loads(line) for line in r.read_text().splitlines()] if r.exists() else []
         for r in raws
@@ -668,6 +700,13 @@ def main(argv=None) -> int:
     if a.rounds > 1:
         write_rounds_csv(out / "rounds.csv", per_round)
     rows += agreement_rows(a.fingerprint_dir, planned, log)
+    retried = _read_rows(out / RETRIED)
+    if retried:
+        with (out / "window_retries.csv").open("w", newline="") as f:
+            wr = csv.DictWriter(f, fieldnames=FIELDS)
+            wr.writeheader()
+            wr.writerows(retried)
+    (out / RETRIED).unlink(missing_ok=True)
     meta["finished_utc"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     meta["wall_s"] = round(time.time() - started)
     meta["load_average_end"] = os.getloadavg()
@@ -678,6 +717,58 @@ def main(argv=None) -> int:
         shutil.rmtree(a.fingerprint_dir, ignore_errors=True)
     log(f"done in {meta['wall_s']} s")
     return 0
+
+
+#: rows a window retry replaced (``window_retries.csv`` at the end of the run)
+RETRIED = "window_retries.jsonl"
+
+
+def _read_rows(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.is_file() else []
+
+
+def retry_windows(
+    a, worker: tuple, measure, raw: Path, seen: list[Path], out: Path, spent: float, log
+) -> None:
+    """``--window-retries``: measure the batches of *worker* (side, workload, route) whose
+    sync probe says they ran in a slow window again, up to ``a.window_retries`` times, by
+    ``measure(batches, dest)``; per batch the attempt with the lowest probe stays in
+    *raw*, the others go to ``out / RETRIED`` (``_windows.pick_attempts``). The baseline
+    is the lower quartile of every probe in the files *seen* so far. A worker whose
+    measuring run took longer than ``a.window_retry_max_s`` is not retried (logged)."""
+    label = " ".join(worker)
+    for attempt in range(1, a.window_retries + 1):
+        rows = _read_rows(raw)
+        probes = [v for p in seen for v in _windows.probe_values(_read_rows(p))]
+        base = _windows.baseline(probes, _windows.MIN_VALUES)
+        todo = _windows.windowed_batches(rows, *worker, base)
+        if not todo:
+            return
+        if spent > a.window_retry_max_s:
+            log(
+                f"[{label}] in a slow window at {todo}, not retried: its run took "
+                f"{spent:.0f} s > --window-retry-max-s {a.window_retry_max_s:g}"
+            )
+            return
+        log(
+            f"[{label}] slow window (probe over {_windows.WINDOW_FACTOR:g} x {base:.2f} us) "
+            f"at batches {todo}: retry {attempt} of {a.window_retries}"
+        )
+        dest = out / "retry.jsonl"
+        dest.unlink(missing_ok=True)
+        t0 = time.perf_counter()
+        measure(todo, dest)
+        spent = time.perf_counter() - t0
+        mine = [r for r in rows if (r["side"], r["workload"], r["route"]) == worker]
+        again = [r for r in _read_rows(dest) if r["batch"] in todo]
+        dest.unlink(missing_ok=True)
+        kept, dropped = _windows.pick_attempts(
+            [mine, again], todo, labels=("the measurement before", f"retry {attempt}")
+        )
+        others = [r for r in rows if (r["side"], r["workload"], r["route"]) != worker]
+        raw.write_text("".join(json.dumps(r) + "\n" for r in others + kept))
+        with (out / RETRIED).open("a") as f:
+            f.writelines(json.dumps(r) + "\n" for r in dropped)
 
 
 def _better(metric: str):

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -397,7 +398,7 @@ def test_report_marks_cells_measured_in_a_slow_window(tmp_path):
             "load_average_start": [0.0]}  # fmt: skip
     _report.side_by_side(rows, meta, tmp_path)
     md = (tmp_path / "side_by_side.md").read_text()
-    assert "lower quartile (6.00 us)" in md
+    assert "lower quartile of probes (6.00 us)" in md
     assert "| perzyna | 1 | – | – | – | – | 2 | 1 | **2.00** | unchecked |" in md
     assert "| perzyna | 10 | – | – | – | – | 2 | 1 | **2.00** † | unchecked |" in md
     got = {
@@ -412,6 +413,96 @@ def test_report_marks_cells_measured_in_a_slow_window(tmp_path):
         "reference",
     ]
     assert got["10"]["ours_sync_us"] == "6.1" and got["10"]["reference_sync_us"] == "9"
+
+
+def _probe(side, batch, value, route="py-aoti", workload="perzyna"):
+    from _measure import row
+
+    return row(side, workload, route, batch, "sync_probe_us", value, value, value, 2)
+
+
+def test_windows_baseline_and_which_batches_were_in_one():
+    """The baseline is the lower quartile of every probe value (None below the minimum
+    count); a batch is in a window over WINDOW_FACTOR x the baseline or on a NaN probe."""
+    import _windows
+
+    rows = [_probe("ours", b, v) for b, v in ((1, 6.0), (10, 6.2), (100, 9.0), (1000, math.nan))]
+    rows.append(_probe("reference", 10, 9.5))
+    values = _windows.probe_values(rows)
+    assert sorted(values) == [6.0, 6.2, 9.0, 9.5]
+    assert _windows.baseline(values) == 6.2 and _windows.baseline(values, 6) is None
+    assert _windows.windowed_batches(rows, "ours", "perzyna", "py-aoti", 6.0) == [100, 1000]
+    assert _windows.windowed_batches(rows, "ours", "perzyna", "py-aoti", None) == []
+    assert not _windows.in_window(None, 6.0)
+
+
+def test_windows_pick_the_attempt_with_the_lowest_probe_never_the_fastest():
+    """Per batch the attempt whose probe is lowest is kept, whatever its timing; the
+    others are dropped with a note; batches not retried stay as they were."""
+    import _windows
+    from _measure import row
+
+    def attempt(probes: dict, speed: float):
+        rows = []
+        for b, p in probes.items():
+            rows.append(row("ours", "perzyna", "py-aoti", b, "eval_points_per_s", speed, n=3))
+            rows.append(_probe("ours", b, p))
+        return rows
+
+    first = attempt({1: 6.0, 10: 9.0, 100: 8.8}, speed=1.0)
+    retry = attempt({10: 6.1, 100: 9.9}, speed=5.0)  # 100: faster, but a worse probe
+    kept, dropped = _windows.pick_attempts([first, retry], [10, 100], ("first", "retry 1"))
+    speed = {r["batch"]: r["value"] for r in kept if r["metric"] == "eval_points_per_s"}
+    assert speed == {1: 1.0, 10: 5.0, 100: 1.0}
+    assert sorted(
+        (r["batch"], r["value"]) for r in dropped if r["metric"] == "eval_points_per_s"
+    ) == [
+        (10, 1.0),
+        (100, 5.0),
+    ]
+    notes = {r["batch"]: r["note"] for r in dropped if r["metric"] == "sync_probe_us"}
+    assert notes[10] == "window retry: first (probe 9.00 us) replaced by retry 1"
+    assert notes[100] == "window retry: retry 1 (probe 9.90 us) replaced by first"
+
+
+def test_retry_windows_measures_only_the_windowed_batches_again(tmp_path):
+    """run.retry_windows: the worker's windowed batches are measured again (and no more
+    than --window-retries times), the rows of other workers stay, the replaced rows go to
+    window_retries.jsonl; a worker that ran too long is not retried."""
+    import run
+    from _measure import row
+
+    raw = tmp_path / "rows.jsonl"
+    base = [_probe("reference", b, 6.0, route="py-eager") for b in (1, 2, 3, 4, 5, 6)]
+    mine = [_probe("ours", 10, 6.1), _probe("ours", 100, 9.0)]
+    mine += [row("ours", "perzyna", "py-aoti", b, "eval_points_per_s", 1.0, n=3) for b in (10, 100)]
+    raw.write_text("".join(json.dumps(r) + "\n" for r in base + mine))
+    calls = []
+
+    def measure(todo, dest):  # still in a window at the first retry, free at the second
+        calls.append(list(todo))
+        p = 9.5 if len(calls) == 1 else 6.3
+        rows = [_probe("ours", b, p) for b in todo]
+        rows += [row("ours", "perzyna", "py-aoti", b, "eval_points_per_s", 2.0, n=3) for b in todo]
+        dest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    a = SimpleNamespace(window_retries=3, window_retry_max_s=600.0)
+    worker = ("ours", "perzyna", "py-aoti")
+    seen = [raw, tmp_path / run.RETRIED]
+    run.retry_windows(a, worker, measure, raw, seen, tmp_path, 10.0, print)
+    assert calls == [[100], [100]]  # free after the second retry: no third
+    rows = run._read_rows(raw)
+    assert [r for r in rows if r["side"] == "reference"] == base
+    speed = {r["batch"]: r["value"] for r in rows if r["metric"] == "eval_points_per_s"}
+    assert speed == {10: 1.0, 100: 2.0}
+    dropped = run._read_rows(tmp_path / run.RETRIED)
+    assert sorted(r["value"] for r in dropped if r["metric"] == "sync_probe_us") == [9.0, 9.5]
+    # too long a measuring run: logged, not retried
+    raw.write_text("".join(json.dumps(r) + "\n" for r in base + mine))
+    calls.clear()
+    said = []
+    run.retry_windows(a, worker, measure, raw, seen, tmp_path, 601.0, said.append)
+    assert calls == [] and "not retried" in said[0]
 
 
 # --------------------------------------------------------------------------- --device
