@@ -540,6 +540,11 @@ def readme(meta: dict, out: Path, probe: dict | None = None) -> None:
         )
     if (meta.get("args", {}).get("rounds", 1) or 1) > 1:
         lines.append("- `rounds.csv`: every row of every round (`results.csv` takes the best)")
+    if (out / "window_retries.csv").is_file():
+        lines.append(
+            "- `window_retries.csv`: measurements made in a slow window and replaced by a "
+            "retry with a lower sync probe (or the retry that was not kept)"
+        )
     lines.append("- `metadata.json`, `run.log`: versions, options, the run's log")
     if meta.get("note"):
         lines += ["", meta["note"]]
@@ -567,7 +572,7 @@ def _rounds_sentence(meta) -> str:
 
 def _args(meta):
     a = meta["args"]
-    keys = ("quick", "sides", "device", "batches", "steps", "rounds")
+    keys = ("quick", "sides", "device", "batches", "steps", "rounds", "window_retries")
     return [f"{k}={v}" for k, v in a.items() if k in keys]
 
 

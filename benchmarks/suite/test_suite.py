@@ -505,6 +505,24 @@ def test_retry_windows_measures_only_the_windowed_batches_again(tmp_path):
     assert calls == [] and "not retried" in said[0]
 
 
+def test_results_readme_lists_the_window_retries(tmp_path):
+    """The results README names window_retries.csv where a run wrote one, and the option."""
+    import _report
+
+    meta = {"started_utc": "now", "machine": "m", "git_commit": "abc", "wall_s": 1,
+            "cpu": "cpu", "cores": 2, "load_average_start": [0.0], "load_average_end": [0.0],
+            "args": {"rounds": 1, "window_retries": 2}}  # fmt: skip
+    _report.readme(meta, tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    assert "window_retries=2" in text and "window_retries.csv" not in text
+    (tmp_path / "window_retries.csv").write_text("side\n")
+    _report.readme(meta, tmp_path)
+    assert (
+        "- `window_retries.csv`: measurements made in a slow window"
+        in (tmp_path / "README.md").read_text()
+    )
+
+
 # --------------------------------------------------------------------------- --device
 
 
