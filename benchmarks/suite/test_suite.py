@@ -359,12 +359,7 @@ def test_measure_records_the_sync_probe_before_and_after_a_batch(monkeypatch):
 
     monkeypatch.setattr(_measure, "WARMUP_S", 0.0)
     n, b = 4, 3
-    t = torch.linspace(0, 1, n + 1, dtype=torch.float64).unsqueeze(-1).expand(n + 1, b)
-    hist = {"t": (t, 0), "f": (torch.ones(n + 1, b, dtype=torch.float64), 0)}
-    opts = SimpleNamespace(device="cpu", repeats=3, latency_repeats=3, min_time=0.0,
-                           eval_budget=1.0, steps=n, transient_budget=60.0,
-                           transient_repeats=1, transient_min_time=0.0,
-                           fingerprint_dir=None)  # fmt: skip
+    hist, opts = _small_batch(n, b)
     for probes, want in (([6.5, 8.5], (8.5, 6.5, 8.5)), ([None, None], None)):
         it = iter(probes)
         monkeypatch.setattr(_measure, "sync_probe_us", lambda it=it: next(it))
@@ -413,6 +408,17 @@ def test_report_marks_cells_measured_in_a_slow_window(tmp_path):
         "reference",
     ]
     assert got["10"]["ours_sync_us"] == "6.1" and got["10"]["reference_sync_us"] == "9"
+
+
+def _small_batch(n: int, b: int, **opts):
+    """A history of *n* steps for *b* points (inputs ``t`` and ``f``) and measure_batch's
+    options for it; *opts* override the defaults (cpu, 1 s of evaluations, one transient)."""
+    t = torch.linspace(0, 1, n + 1, dtype=torch.float64).unsqueeze(-1).expand(n + 1, b)
+    hist = {"t": (t, 0), "f": (torch.ones(n + 1, b, dtype=torch.float64), 0)}
+    base = dict(device="cpu", repeats=3, latency_repeats=3, min_time=0.0, eval_budget=1.0,
+                steps=n, transient_budget=60.0, transient_repeats=1, transient_min_time=0.0,
+                fingerprint_dir=None)  # fmt: skip
+    return hist, SimpleNamespace(**{**base, **opts})
 
 
 def _probe(side, batch, value, route="py-aoti", workload="perzyna"):
@@ -651,12 +657,7 @@ def test_measure_on_cuda_synchronizes_and_reads_gpu_memory(monkeypatch):
     monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 3 * 2**20)
     monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: 8 * 2**20)
     n, b = 4, 3
-    t = torch.linspace(0, 1, n + 1, dtype=torch.float64).unsqueeze(-1).expand(n + 1, b)
-    hist = {"t": (t, 0), "f": (torch.ones(n + 1, b, dtype=torch.float64), 0)}
-    opts = SimpleNamespace(device="cuda", repeats=3, latency_repeats=3, min_time=0.0,
-                           eval_budget=5.0, steps=n, transient_budget=60.0,
-                           transient_repeats=1, transient_min_time=0.0,
-                           fingerprint_dir=None)  # fmt: skip
+    hist, opts = _small_batch(n, b, device="cuda", eval_budget=5.0)
     rows = _measure.measure_batch("ours", "w", "r", fake, SimpleNamespace(state_sub_batch={}),
                                   b, hist, {}, opts)  # fmt: skip
     assert events[:2] == ["sync", "reset"]  # a new peak, nothing queued before it
@@ -684,12 +685,7 @@ def test_cheap_transients_are_repeated_until_the_min_time(monkeypatch, min_time)
 
     monkeypatch.setattr(_measure, "WARMUP_S", 0.0)
     n, b = 4, 3
-    t = torch.linspace(0, 1, n + 1, dtype=torch.float64).unsqueeze(-1).expand(n + 1, b)
-    hist = {"t": (t, 0), "f": (torch.ones(n + 1, b, dtype=torch.float64), 0)}
-    opts = SimpleNamespace(device="cpu", repeats=3, latency_repeats=3, min_time=0.0,
-                           eval_budget=1.0, steps=n, transient_budget=60.0,
-                           transient_repeats=2, transient_min_time=min_time,
-                           fingerprint_dir=None)  # fmt: skip
+    hist, opts = _small_batch(n, b, transient_repeats=2, transient_min_time=min_time)
     start = time.perf_counter()
     rows = _measure.measure_batch("ours", "w", "r", _Counter(), SimpleNamespace(state_sub_batch={}),
                                   b, hist, {}, opts)  # fmt: skip
@@ -717,12 +713,7 @@ def test_a_long_first_call_is_the_one_timed_call(monkeypatch, long_call):
     monkeypatch.setattr(_measure, "LONG_CALL_S", 0.0 if long_call else 1e9)
     fake = _Counter()
     n, b = 4, 3
-    t = torch.linspace(0, 1, n + 1, dtype=torch.float64).unsqueeze(-1).expand(n + 1, b)
-    hist = {"t": (t, 0), "f": (torch.ones(n + 1, b, dtype=torch.float64), 0)}
-    opts = SimpleNamespace(device="cpu", repeats=3, latency_repeats=3, min_time=0.0,
-                           eval_budget=5.0, steps=0, transient_budget=60.0,
-                           transient_repeats=1, transient_min_time=0.0,
-                           fingerprint_dir=None)  # fmt: skip
+    hist, opts = _small_batch(n, b, eval_budget=5.0, steps=0)
     rows = _measure.measure_batch("ours", "w", "r", fake, SimpleNamespace(state_sub_batch={}),
                                   b, hist, {}, opts)  # fmt: skip
     got = {r["metric"]: r for r in rows}
