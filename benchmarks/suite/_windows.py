@@ -68,6 +68,12 @@ def windowed_batches(rows: list[dict], side, workload, route, base: float | None
     ]
 
 
+def _worse_probe(rows: list[dict]) -> float:
+    """The worse probe of one attempt's rows of a batch (inf where it has none)."""
+    v = next((r["value"] for r in rows if r["metric"] == SYNC), None)
+    return v if _finite(v) else math.inf
+
+
 def pick_attempts(
     attempts: list[list[dict]], batches: list, labels: tuple[str, ...] | None = None
 ) -> tuple[list[dict], list[dict]]:
@@ -85,17 +91,12 @@ def pick_attempts(
     kept += [r for r in first if r["batch"] not in batches]
     for b in batches:
         per = [[r for r in rows if r["batch"] == b] for rows in attempts]
-
-        def worse(rows: list[dict]) -> float:
-            v = next((r["value"] for r in rows if r["metric"] == SYNC), None)
-            return v if _finite(v) else math.inf
-
-        best = min(range(n), key=lambda i: (worse(per[i]), i))
+        probes = [_worse_probe(rows) for rows in per]
+        best = min(range(n), key=lambda i: (probes[i], i))
         kept += per[best]
-        for i, rows in enumerate(per):
+        for i, (rows, probe) in enumerate(zip(per, probes, strict=True)):
             if i == best:
                 continue
-            probe = worse(rows)
             shown = f"{probe:.2f} us" if math.isfinite(probe) else "none"
             note = f"window retry: {labels[i]} (probe {shown}) replaced by {labels[best]}"
             dropped += [{**r, "note": "; ".join(x for x in (r["note"], note) if x)} for r in rows]

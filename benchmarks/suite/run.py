@@ -277,6 +277,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"--rounds must be at least 1, got {a.rounds}")
     if a.window_retries < 0:
         p.error(f"--window-retries must be 0 or more, got {a.window_retries}")
+    if a.window_retry_max_s < 0:
+        p.error(f"--window-retry-max-s must be 0 or more, got {a.window_retry_max_s:g}")
     refused = _device.problem(a.device)
     if refused is not None:
         p.error(refused)
@@ -692,10 +694,7 @@ def main(argv=None) -> int:
                 time.perf_counter() - t_measure,
                 log,
             )
-    per_round = [
-        [json.loads(line) for line in r.read_text().splitlines()] if r.exists() else []
-        for r in raws
-    ]
+    per_round = [_read_rows(r) for r in raws]
     rows = per_round[0] if a.rounds == 1 else best_of_rounds(per_round)
     if a.rounds > 1:
         write_rounds_csv(out / "rounds.csv", per_round)

@@ -925,6 +925,21 @@ def test_rounds_must_be_positive(capsys):
     assert "--rounds must be at least 1, got 0" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--window-retries", "-1"], "--window-retries must be 0 or more, got -1"),
+        (["--window-retry-max-s", "-5"], "--window-retry-max-s must be 0 or more, got -5"),
+    ],
+)
+def test_window_retry_options_must_not_be_negative(capsys, args, said):
+    import run
+
+    with pytest.raises(SystemExit):
+        run.parse_args([*args, "--allow-dirty"])
+    assert said in capsys.readouterr().err
+
+
 def test_a_cold_compile_starts_from_an_empty_inductor_cache(tmp_path, monkeypatch):
     """The worker's Inductor cache outlives a run: a cold compile empties it, a reuse keeps
     it, a cached compile leaves Inductor's own default alone."""
