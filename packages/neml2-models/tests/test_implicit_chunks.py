@@ -47,7 +47,8 @@ def test_chunks_match_one_solve(tmp_path, batch):
 
 def test_automatic_chunks_keep_the_jacobian_under_the_budget(tmp_path, monkeypatch):
     """Automatic: as many points as keep one (n, n_u, n_u) Jacobian under the budget
-    (n_u = G + 1 here), never fewer than the minimum chunk, never more than the cap."""
+    (n_u = G + 1 here), never fewer than the minimum chunk, never more than the cap (or,
+    where more, than MAX_POINT_DIRECTIONS / (n_u + 1))."""
     model, _, _ = _model(tmp_path)
     values = _given((20,))
     assert model._chunk_size(values, 20) is None  # small batches: one solve
@@ -55,8 +56,15 @@ def test_automatic_chunks_keep_the_jacobian_under_the_budget(tmp_path, monkeypat
     per_point = (G + 1) ** 2 * 8
     monkeypatch.setattr(implicit_update, "JACOBIAN_BUDGET", 6 * per_point)
     assert model._chunk_size(values, 20) == 6
-    monkeypatch.setattr(implicit_update, "MAX_POINTS_PER_SOLVE", 5)  # fewer than the budget's
+    monkeypatch.setattr(implicit_update, "MAX_POINT_DIRECTIONS", 0)
+    monkeypatch.setattr(implicit_update, "MAX_POINTS_PER_SOLVE", 4)  # fewer than the budget's
+    assert model._chunk_size(values, 20) == 4
+    # few unknowns: points x (n_u + 1) under MAX_POINT_DIRECTIONS lifts the cap ...
+    monkeypatch.setattr(implicit_update, "MAX_POINT_DIRECTIONS", 5 * (G + 2))
     assert model._chunk_size(values, 20) == 5
+    # ... and the Jacobian's budget still holds
+    monkeypatch.setattr(implicit_update, "MAX_POINT_DIRECTIONS", 9 * (G + 2))
+    assert model._chunk_size(values, 20) == 6
     monkeypatch.setattr(implicit_update, "MAX_POINTS_PER_SOLVE", 20_000)
     whole, _, _ = _model(tmp_path, "max_points_per_solve = 1000")
     x0, _ = _solve(whole, (20,))

@@ -42,6 +42,14 @@ JACOBIAN_BUDGET = 80 * 2**20
 #: steps 284 -> 227 ms; Chaboche with 2 back stresses (n_u = 19), 5 of 2e4 against 9 of
 #: 11112: 5619 -> 5701 ms and 1195 -> 1140 ms (py-eager, 2 cores, medians in one process)
 MAX_POINTS_PER_SOLVE = 20_000
+#: a system of few unknowns takes more points than :data:`MAX_POINTS_PER_SOLVE`: at most
+#: this many points x (n_u + 1) (every intermediate of the residual carries its value and
+#: one tangent per unknown, so a point's working set grows with n_u + 1), which leaves
+#: n_u >= 7 at the cap above. J2 radial return (n_u = 1) at 1e5 points, py-eager, 2 cores,
+#: 6-step transient, first / later steps (medians of six in one process): five chunks of 2e4
+#: (the cap above) 209 / 92 ms, one solve 209 / 122 ms, three chunks of 3.4e4 182 / 80 ms,
+#: two of 5e4 (this budget's) 179 / 77 ms
+MAX_POINT_DIRECTIONS = 160_000
 #: batches up to this size are never split
 _MIN_CHUNK = 4096
 
@@ -268,7 +276,8 @@ class ImplicitUpdate(Model):
             0,
             doc="eager evaluation: solve at most this many material points at once (a larger "
             "batch is solved in chunks, each to the solver's tolerances); 0: as many as keep "
-            "one Jacobian under 80 MiB, at most 20000",
+            "one Jacobian under 80 MiB, at most 20000 (more for fewer than 7 unknowns: "
+            "160000 / (unknowns + 1))",
         ),
     )
 
@@ -643,7 +652,7 @@ class ImplicitUpdate(Model):
             nu = self._layouts(given, guess)[0].size
             itemsize = next(iter(values.values())).data.element_size()
             k = max(_MIN_CHUNK, JACOBIAN_BUDGET // max(1, nu * nu * itemsize))
-            k = min(k, MAX_POINTS_PER_SOLVE)
+            k = min(k, max(MAX_POINTS_PER_SOLVE, MAX_POINT_DIRECTIONS // (nu + 1)))
         return k if n > k else None
 
     def _forward_chunked(self, values: dict[str, TensorWrapper], batch, k: int):
