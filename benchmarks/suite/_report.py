@@ -573,7 +573,10 @@ def _rounds_sentence(meta) -> str:
 def _args(meta):
     a = meta["args"]
     keys = ("quick", "sides", "device", "batches", "steps", "rounds", "window_retries")
-    return [f"{k}={v}" for k, v in a.items() if k in keys]
+    retry = ("window_retry_max_s", "window_retry_wait_s")  # only where retries were on
+    return [
+        f"{k}={v}" for k, v in a.items() if k in keys or (k in retry and a.get("window_retries"))
+    ]
 
 
 def write_all(rows, meta, probe, out: Path, suite_roofline: Path, log=print) -> None:

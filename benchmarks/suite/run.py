@@ -206,6 +206,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="do not retry a worker whose measuring run took longer than this (s)",
     )
     p.add_argument(
+        "--window-retry-wait-s",
+        type=float,
+        default=0.0,
+        help="wait this long (s, nothing running) before each retry: a slow window lasts "
+        "seconds to a minute, so a retry started at once often lands in the same one",
+    )
+    p.add_argument(
         "--max-minutes",
         type=float,
         help="start no new worker after this many minutes (the rest is recorded as skipped)",
@@ -279,6 +286,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"--window-retries must be 0 or more, got {a.window_retries}")
     if a.window_retry_max_s < 0:
         p.error(f"--window-retry-max-s must be 0 or more, got {a.window_retry_max_s:g}")
+    if a.window_retry_wait_s < 0:
+        p.error(f"--window-retry-wait-s must be 0 or more, got {a.window_retry_wait_s:g}")
     refused = _device.problem(a.device)
     if refused is not None:
         p.error(refused)
@@ -734,7 +743,8 @@ def retry_windows(
     ``measure(batches, dest)``; per batch the attempt with the lowest probe stays in
     *raw*, the others go to ``out / RETRIED`` (``_windows.pick_attempts``). The baseline
     is the lower quartile of every probe in the files *seen* so far. A worker whose
-    measuring run took longer than ``a.window_retry_max_s`` is not retried (logged)."""
+    measuring run took longer than ``a.window_retry_max_s`` is not retried (logged); each
+    retry starts ``a.window_retry_wait_s`` seconds after the window was seen."""
     label = " ".join(worker)
     for attempt in range(1, a.window_retries + 1):
         rows = _read_rows(raw)
@@ -749,10 +759,14 @@ def retry_windows(
                 f"{spent:.0f} s > --window-retry-max-s {a.window_retry_max_s:g}"
             )
             return
+        wait = a.window_retry_wait_s
         log(
             f"[{label}] slow window (probe over {_windows.WINDOW_FACTOR:g} x {base:.2f} us) "
             f"at batches {todo}: retry {attempt} of {a.window_retries}"
+            + (f" after {wait:g} s" if wait else "")
         )
+        if wait:
+            time.sleep(wait)
         dest = out / "retry.jsonl"
         dest.unlink(missing_ok=True)
         t0 = time.perf_counter()

@@ -471,10 +471,11 @@ def test_windows_pick_the_attempt_with_the_lowest_probe_never_the_fastest():
     assert notes[100] == "window retry: retry 1 (probe 9.90 us) replaced by first"
 
 
-def test_retry_windows_measures_only_the_windowed_batches_again(tmp_path):
+def test_retry_windows_measures_only_the_windowed_batches_again(tmp_path, monkeypatch):
     """run.retry_windows: the worker's windowed batches are measured again (and no more
-    than --window-retries times), the rows of other workers stay, the replaced rows go to
-    window_retries.jsonl; a worker that ran too long is not retried."""
+    than --window-retries times, each after --window-retry-wait-s), the rows of other
+    workers stay, the replaced rows go to window_retries.jsonl; a worker that ran too long
+    is not retried."""
     import run
     from _measure import row
 
@@ -492,11 +493,15 @@ def test_retry_windows_measures_only_the_windowed_batches_again(tmp_path):
         rows += [row("ours", "perzyna", "py-aoti", b, "eval_points_per_s", 2.0, n=3) for b in todo]
         dest.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
-    a = SimpleNamespace(window_retries=3, window_retry_max_s=600.0)
+    a = SimpleNamespace(window_retries=3, window_retry_max_s=600.0, window_retry_wait_s=7.5)
     worker = ("ours", "perzyna", "py-aoti")
     seen = [raw, tmp_path / run.RETRIED]
-    run.retry_windows(a, worker, measure, raw, seen, tmp_path, 10.0, print)
+    slept = []
+    monkeypatch.setattr(run.time, "sleep", slept.append)
+    said = []
+    run.retry_windows(a, worker, measure, raw, seen, tmp_path, 10.0, said.append)
     assert calls == [[100], [100]]  # free after the second retry: no third
+    assert slept == [7.5, 7.5] and all("after 7.5 s" in x for x in said)
     rows = run._read_rows(raw)
     assert [r for r in rows if r["side"] == "reference"] == base
     speed = {r["batch"]: r["value"] for r in rows if r["metric"] == "eval_points_per_s"}
@@ -517,10 +522,12 @@ def test_results_readme_lists_the_window_retries(tmp_path):
 
     meta = {"started_utc": "now", "machine": "m", "git_commit": "abc", "wall_s": 1,
             "cpu": "cpu", "cores": 2, "load_average_start": [0.0], "load_average_end": [0.0],
-            "args": {"rounds": 1, "window_retries": 2}}  # fmt: skip
+            "args": {"rounds": 1, "window_retries": 2, "window_retry_max_s": 300.0,
+                     "window_retry_wait_s": 30.0}}  # fmt: skip
     _report.readme(meta, tmp_path)
     text = (tmp_path / "README.md").read_text()
     assert "window_retries=2" in text and "window_retries.csv" not in text
+    assert "window_retry_max_s=300.0" in text and "window_retry_wait_s=30.0" in text
     (tmp_path / "window_retries.csv").write_text("side\n")
     _report.readme(meta, tmp_path)
     assert (
@@ -930,6 +937,7 @@ def test_rounds_must_be_positive(capsys):
     [
         (["--window-retries", "-1"], "--window-retries must be 0 or more, got -1"),
         (["--window-retry-max-s", "-5"], "--window-retry-max-s must be 0 or more, got -5"),
+        (["--window-retry-wait-s", "-1"], "--window-retry-wait-s must be 0 or more, got -1"),
     ],
 )
 def test_window_retry_options_must_not_be_negative(capsys, args, said):
