@@ -276,8 +276,10 @@ class ImplicitUpdate(Model):
             0,
             doc="eager evaluation: solve at most this many material points at once (a larger "
             "batch is solved in chunks, each to the solver's tolerances); 0: as many as keep "
-            "one Jacobian under 80 MiB, at most 20000 (more for fewer than 7 unknowns: "
-            "160000 / (unknowns + 1))",
+            f"one Jacobian under {JACOBIAN_BUDGET // 2**20} MiB, at most "
+            f"{MAX_POINTS_PER_SOLVE} (more for fewer than "
+            f"{MAX_POINT_DIRECTIONS // MAX_POINTS_PER_SOLVE - 1} unknowns: "
+            f"{MAX_POINT_DIRECTIONS} / (unknowns + 1))",
         ),
     )
 
