@@ -282,12 +282,10 @@ def parse_args(argv=None) -> argparse.Namespace:
             setattr(a, k, v)
     if a.rounds < 1:
         p.error(f"--rounds must be at least 1, got {a.rounds}")
-    if a.window_retries < 0:
-        p.error(f"--window-retries must be 0 or more, got {a.window_retries}")
-    if a.window_retry_max_s < 0:
-        p.error(f"--window-retry-max-s must be 0 or more, got {a.window_retry_max_s:g}")
-    if a.window_retry_wait_s < 0:
-        p.error(f"--window-retry-wait-s must be 0 or more, got {a.window_retry_wait_s:g}")
+    for name in ("window_retries", "window_retry_max_s", "window_retry_wait_s"):
+        if getattr(a, name) < 0:
+            opt = "--" + name.replace("_", "-")
+            p.error(f"{opt} must be 0 or more, got {getattr(a, name):g}")
     refused = _device.problem(a.device)
     if refused is not None:
         p.error(refused)
