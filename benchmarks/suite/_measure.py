@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import math
 import statistics
 import time
 from pathlib import Path
@@ -177,11 +178,13 @@ def warm_up(fn, seconds: float) -> tuple[float, int]:
     return first, calls
 
 
-def timed(fn, *, min_repeats: int, max_repeats: int, min_time: float, budget: float):
+def timed(fn, *, min_repeats: int, max_repeats: int, min_time: float, budget: float, between=None):
     """Call *fn* (already warmed up) repeatedly; per-call wall times in seconds.
 
     Stops after ``max_repeats`` calls, or once ``min_repeats`` calls and ``min_time``
     seconds are reached, or when ``budget`` seconds are spent (at least one call).
+    *between* (no arguments), where given, is called after each call but the last,
+    outside the timed span (the sync probe between evaluation repeats).
     """
     times: list[float] = []
     start = time.perf_counter()
@@ -194,6 +197,8 @@ def timed(fn, *, min_repeats: int, max_repeats: int, min_time: float, budget: fl
             break
         if len(times) >= min_repeats and spent >= min_time:
             break
+        if between is not None:
+            between()
     return times
 
 
@@ -352,6 +357,8 @@ def measure_batch(
     x = stepper.first_step_inputs()
     device = getattr(opts, "device", "cpu")
     probes = [sync_probe_us()] if device == "cpu" else []  # (before the peak is reset)
+    probes = [p for p in probes if p is not None]  # (none with one thread)
+    between: list[float] = []  # probes between the evaluation repeats
     _device.reset_peak(device)
     base_device = _device.allocated_mb(device)
     reset_peak()
@@ -370,12 +377,15 @@ def measure_batch(
                 budget=opts.eval_budget,
             )
         else:
+            # a window can open in the middle of the repeats: probe between them too
+            # (not at batch 1, whose hundreds of repeats take microseconds each)
             times = timed(
                 lambda: call(x),
                 min_repeats=min(3, opts.repeats),
                 max_repeats=opts.repeats,
                 min_time=opts.min_time,
                 budget=opts.eval_budget,
+                between=(lambda: between.append(sync_probe_us())) if probes else None,
             )
         med, lo, hi = summary(times)
         n = len(times)
@@ -515,8 +525,17 @@ def measure_batch(
                         row(side, workload, route, batch, m, unit=u, status=status, note=note)
                     )
     peak = peak_mb()
-    if probes and probes[0] is not None:
-        probes.append(sync_probe_us())
+    if probes:
+        after = sync_probe_us()
+        every = [probes[0], *between, after]
+        # the worse end: a probe that is not a finite number marks a window (_windows)
+        finite = [v for v in every if math.isfinite(v)]
+        worst = max(every) if len(finite) == len(every) else math.nan
+        mid = (
+            f", between the {len(times)} evaluations at worst {max(between):.2f} us"
+            if between
+            else ""
+        )
         rows.append(
             row(
                 side,
@@ -524,13 +543,13 @@ def measure_batch(
                 route,
                 batch,
                 "sync_probe_us",
-                max(probes),
-                min(probes),
-                max(probes),
-                len(probes),
+                worst,
+                min(finite, default=math.nan),
+                worst,
+                len(every),
                 "us",
-                note=f"before the evaluations {probes[0]:.2f} us, after the transient run "
-                f"{probes[1]:.2f} us ({torch.get_num_threads()} threads)",
+                note=f"before the evaluations {probes[0]:.2f} us{mid}, after the transient "
+                f"run {after:.2f} us ({torch.get_num_threads()} threads)",
             )
         )
     rows.append(

@@ -349,30 +349,52 @@ def test_sync_probe_times_a_fork_join_and_needs_two_threads():
         torch.set_num_threads(threads)
 
 
-def test_measure_records_the_sync_probe_before_and_after_a_batch(monkeypatch):
-    """measure_batch records the worse of the probe before the evaluations and after the
-    transient run (the two in lo/hi and the note); no row where the probe has nothing to
-    time (one thread)."""
+def test_measure_records_the_sync_probe_before_between_and_after_a_batch(monkeypatch):
+    """measure_batch records the worst of the probes before the evaluations, between
+    their repeats and after the transient run (the best in lo, the worst in the note); a
+    probe that is not a finite number makes the row's value NaN (a window, _windows);
+    no row where the probe has nothing to time (one thread)."""
     from types import SimpleNamespace
 
     import _measure
 
     monkeypatch.setattr(_measure, "WARMUP_S", 0.0)
     n, b = 4, 3
-    hist, opts = _small_batch(n, b)
-    for probes, want in (([6.5, 8.5], (8.5, 6.5, 8.5)), ([None, None], None)):
+    hist, opts = _small_batch(n, b)  # 3 evaluation repeats: 2 probes between them
+    cases = (
+        ([6.5, 7.0, 9.1, 8.5], (9.1, 6.5, 9.1)),  # the window in the middle of the repeats
+        ([6.5, math.nan, 7.0, 6.6], (math.nan, 6.5, math.nan)),
+        ([None], None),
+    )
+    for probes, want in cases:
         it = iter(probes)
         monkeypatch.setattr(_measure, "sync_probe_us", lambda it=it: next(it))
         plain = SimpleNamespace(state_sub_batch={})
         rows = _measure.measure_batch("ours", "w", "r", _Counter(), plain, b, hist, {}, opts)
+        assert next(it, "all used") == "all used"  # one probe per gap, none more
         got = [r for r in rows if r["metric"] == "sync_probe_us"]
         if want is None:
             assert got == []
-        else:
-            assert [(r["value"], r["lo"], r["hi"], r["n"]) for r in got] == [(*want, 2)]
-            assert (
-                "before the evaluations 6.50 us, after the transient run 8.50 us" in got[0]["note"]
-            )
+            continue
+        assert len(got) == 1
+        r = got[0]
+        assert r["n"] == len(probes)
+        for key, v in zip(("value", "lo", "hi"), want, strict=True):
+            assert r[key] == v or (math.isnan(v) and math.isnan(r[key])), (key, r[key], v)
+        if probes[1] == 7.0:
+            assert r["note"].startswith(
+                "before the evaluations 6.50 us, between the 3 evaluations at worst 9.10 us, "
+                "after the transient run 8.50 us"
+            ), r["note"]
+    # batch 1 (latency): hundreds of microsecond repeats, probed before and after only
+    hist1, opts1 = _small_batch(n, 1)
+    it = iter([6.5, 8.5])
+    monkeypatch.setattr(_measure, "sync_probe_us", lambda: next(it))
+    plain = SimpleNamespace(state_sub_batch={})
+    rows = _measure.measure_batch("ours", "w", "r", _Counter(), plain, 1, hist1, {}, opts1)
+    (r,) = [r for r in rows if r["metric"] == "sync_probe_us"]
+    assert (r["value"], r["lo"], r["hi"], r["n"]) == (8.5, 6.5, 8.5, 2)
+    assert r["note"].startswith("before the evaluations 6.50 us, after the transient run 8.50")
 
 
 def test_report_marks_cells_measured_in_a_slow_window(tmp_path):
