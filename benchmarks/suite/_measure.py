@@ -138,6 +138,11 @@ PROBE_POINTS = 40_000
 PROBE_REPS = 200
 
 
+#: the sync probe runs between the evaluation repeats of a batch (each followed by one
+#: untimed call) only where the first call took less than this many seconds
+BETWEEN_MAX_S = 0.5
+
+
 def sync_probe_us(reps: int = PROBE_REPS) -> float | None:
     """Microseconds per fork/join of the intra-op threads on a tiny elementwise add (the
     faster of two rounds of *reps* calls); None with one thread.
@@ -377,15 +382,22 @@ def measure_batch(
                 budget=opts.eval_budget,
             )
         else:
-            # a window can open in the middle of the repeats: probe between them too
-            # (not at batch 1, whose hundreds of repeats take microseconds each)
+            # a window can open in the middle of the repeats: probe between them too, then
+            # call once more untimed (the probe's add leaves the caches and the heap in its
+            # own state: elasticity's 1e3 call took 2-3x longer right after it); not at
+            # batch 1 (hundreds of repeats) nor for calls over BETWEEN_MAX_S (the re-warm
+            # call would double the evaluations, and a window moves them little)
+            def probe_between():
+                between.append(sync_probe_us())
+                call(x)
+
             times = timed(
                 lambda: call(x),
                 min_repeats=min(3, opts.repeats),
                 max_repeats=opts.repeats,
                 min_time=opts.min_time,
                 budget=opts.eval_budget,
-                between=(lambda: between.append(sync_probe_us())) if probes else None,
+                between=probe_between if probes and first < BETWEEN_MAX_S else None,
             )
         med, lo, hi = summary(times)
         n = len(times)

@@ -367,11 +367,25 @@ def test_measure_records_the_sync_probe_before_between_and_after_a_batch(monkeyp
         ([None], None),
     )
     for probes, want in cases:
-        it = iter(probes)
-        monkeypatch.setattr(_measure, "sync_probe_us", lambda it=it: next(it))
+        it, events = iter(probes), []
+
+        def probe(it=it, events=events):
+            events.append("P")
+            return next(it)
+
+        class Logged(_Counter):
+            def call(self, v, events=events):
+                events.append("C")
+                return super().call(v)
+
+        monkeypatch.setattr(_measure, "sync_probe_us", probe)
         plain = SimpleNamespace(state_sub_batch={})
-        rows = _measure.measure_batch("ours", "w", "r", _Counter(), plain, b, hist, {}, opts)
+        rows = _measure.measure_batch("ours", "w", "r", Logged(), plain, b, hist, {}, opts)
         assert next(it, "all used") == "all used"  # one probe per gap, none more
+        if len(probes) > 1:
+            # probe, warm-up call, then per gap a probe and an untimed call before the
+            # next timed one; the last probe after the transient run's calls
+            assert "".join(events[:9]) == "PCC" + "PCC" * 2 and events[-1] == "P", events
         got = [r for r in rows if r["metric"] == "sync_probe_us"]
         if want is None:
             assert got == []
@@ -386,7 +400,17 @@ def test_measure_records_the_sync_probe_before_between_and_after_a_batch(monkeyp
                 "before the evaluations 6.50 us, between the 3 evaluations at worst 9.10 us, "
                 "after the transient run 8.50 us"
             ), r["note"]
-    # batch 1 (latency): hundreds of microsecond repeats, probed before and after only
+    # calls over BETWEEN_MAX_S, and batch 1 (latency: hundreds of microsecond repeats):
+    # probed before and after only
+    monkeypatch.setattr(_measure, "BETWEEN_MAX_S", 0.0)
+    it = iter([6.5, 8.5])
+    monkeypatch.setattr(_measure, "sync_probe_us", lambda: next(it))
+    plain = SimpleNamespace(state_sub_batch={})
+    rows = _measure.measure_batch("ours", "w", "r", _Counter(), plain, b, hist, {}, opts)
+    (r,) = [r for r in rows if r["metric"] == "sync_probe_us"]
+    assert (r["value"], r["lo"], r["hi"], r["n"]) == (8.5, 6.5, 8.5, 2)
+    monkeypatch.undo()
+    monkeypatch.setattr(_measure, "WARMUP_S", 0.0)
     hist1, opts1 = _small_batch(n, 1)
     it = iter([6.5, 8.5])
     monkeypatch.setattr(_measure, "sync_probe_us", lambda: next(it))
