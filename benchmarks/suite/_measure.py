@@ -138,11 +138,6 @@ PROBE_POINTS = 40_000
 PROBE_REPS = 200
 
 
-#: the sync probe runs between the evaluation repeats of a batch (each followed by one
-#: untimed call) only where the first call took less than this many seconds
-BETWEEN_MAX_S = 0.5
-
-
 def sync_probe_us(reps: int = PROBE_REPS) -> float | None:
     """Microseconds per fork/join of the intra-op threads on a tiny elementwise add (the
     faster of two rounds of *reps* calls); None with one thread.
@@ -183,13 +178,11 @@ def warm_up(fn, seconds: float) -> tuple[float, int]:
     return first, calls
 
 
-def timed(fn, *, min_repeats: int, max_repeats: int, min_time: float, budget: float, between=None):
+def timed(fn, *, min_repeats: int, max_repeats: int, min_time: float, budget: float):
     """Call *fn* (already warmed up) repeatedly; per-call wall times in seconds.
 
     Stops after ``max_repeats`` calls, or once ``min_repeats`` calls and ``min_time``
     seconds are reached, or when ``budget`` seconds are spent (at least one call).
-    *between* (no arguments), where given, is called after each call but the last,
-    outside the timed span (the sync probe between evaluation repeats).
     """
     times: list[float] = []
     start = time.perf_counter()
@@ -202,8 +195,6 @@ def timed(fn, *, min_repeats: int, max_repeats: int, min_time: float, budget: fl
             break
         if len(times) >= min_repeats and spent >= min_time:
             break
-        if between is not None:
-            between()
     return times
 
 
@@ -363,7 +354,6 @@ def measure_batch(
     device = getattr(opts, "device", "cpu")
     probes = [sync_probe_us()] if device == "cpu" else []  # (before the peak is reset)
     probes = [p for p in probes if p is not None]  # (none with one thread)
-    between: list[float] = []  # probes between the evaluation repeats
     _device.reset_peak(device)
     base_device = _device.allocated_mb(device)
     reset_peak()
@@ -382,23 +372,20 @@ def measure_batch(
                 budget=opts.eval_budget,
             )
         else:
-            # a window can open in the middle of the repeats: probe between them too, then
-            # call once more untimed (the probe's add leaves the caches and the heap in its
-            # own state: elasticity's 1e3 call took 2-3x longer right after it); not at
-            # batch 1 (hundreds of repeats) nor for calls over BETWEEN_MAX_S (the re-warm
-            # call would double the evaluations, and a window moves them little)
-            def probe_between():
-                between.append(sync_probe_us())
-                call(x)
-
             times = timed(
                 lambda: call(x),
                 min_repeats=min(3, opts.repeats),
                 max_repeats=opts.repeats,
                 min_time=opts.min_time,
                 budget=opts.eval_budget,
-                between=probe_between if probes and first < BETWEEN_MAX_S else None,
             )
+        if probes:
+            # right after the timed calls (the one before the batch precedes the 1 s of
+            # warm-up, and the evaluations of a small batch take milliseconds: a window
+            # that opened in between was invisible to it); not between the repeats: a
+            # probe there slowed the next call of elasticity py-eager 1.3-3x, and one
+            # untimed call after it did not undo that at 1e5
+            probes.append(sync_probe_us())
         med, lo, hi = summary(times)
         n = len(times)
         rows.append(
@@ -538,16 +525,11 @@ def measure_batch(
                     )
     peak = peak_mb()
     if probes:
-        after = sync_probe_us()
-        every = [probes[0], *between, after]
+        probes.append(sync_probe_us())
         # the worse end: a probe that is not a finite number marks a window (_windows)
-        finite = [v for v in every if math.isfinite(v)]
-        worst = max(every) if len(finite) == len(every) else math.nan
-        mid = (
-            f", between the {len(times)} evaluations at worst {max(between):.2f} us"
-            if between
-            else ""
-        )
+        finite = [v for v in probes if math.isfinite(v)]
+        worst = max(probes) if len(finite) == len(probes) else math.nan
+        before, after_eval, after = probes
         rows.append(
             row(
                 side,
@@ -558,10 +540,10 @@ def measure_batch(
                 worst,
                 min(finite, default=math.nan),
                 worst,
-                len(every),
+                len(probes),
                 "us",
-                note=f"before the evaluations {probes[0]:.2f} us{mid}, after the transient "
-                f"run {after:.2f} us ({torch.get_num_threads()} threads)",
+                note=f"before the evaluations {before:.2f} us, after them {after_eval:.2f} us, "
+                f"after the transient run {after:.2f} us ({torch.get_num_threads()} threads)",
             )
         )
     rows.append(

@@ -1,8 +1,8 @@
 """Slow windows: telling a cell measured while the machine was slow from a slow route.
 
-Both workers time ``_measure.sync_probe_us`` before a batch, between its evaluation
-repeats and after it (a row ``sync_probe_us``: value and hi the worst of them, lo the
-best). On this 2-vCPU
+Both workers time ``_measure.sync_probe_us`` before a batch, right after its timed
+evaluations and after its transient run (a row ``sync_probe_us``: value and hi the worst
+of the three, lo the best). On this 2-vCPU
 machine the probe reads about 6.5 us when the two threads exchange data at their usual
 speed and 8.3-8.9 us in a slow window (benchmarks/README.md, *Slow windows*).
 

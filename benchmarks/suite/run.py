@@ -195,7 +195,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         type=int,
         default=0,
         help="measure a batch again, up to this many times, when its sync probe (either "
-        "side's worker, before the batch, between its evaluation repeats or after it) says "
+        "side's worker, before the batch, after its evaluations or after it) says "
         "the machine was in a slow window; "
         "the attempt with the lowest probe is kept, the others go to window_retries.csv "
         "(_windows.py; CPU only)",

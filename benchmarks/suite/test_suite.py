@@ -349,24 +349,25 @@ def test_sync_probe_times_a_fork_join_and_needs_two_threads():
         torch.set_num_threads(threads)
 
 
-def test_measure_records_the_sync_probe_before_between_and_after_a_batch(monkeypatch):
-    """measure_batch records the worst of the probes before the evaluations, between
-    their repeats and after the transient run (the best in lo, the worst in the note); a
-    probe that is not a finite number makes the row's value NaN (a window, _windows);
-    no row where the probe has nothing to time (one thread)."""
+def test_measure_records_the_sync_probe_before_and_after_the_evaluations(monkeypatch):
+    """measure_batch records the worst of the probes before the evaluations, right after
+    the timed ones (no probe between them) and after the transient run (the best in lo,
+    each in the note); a probe that is not a finite number makes the row's value NaN (a
+    window, _windows); no row where the probe has nothing to time (one thread)."""
     from types import SimpleNamespace
 
     import _measure
 
     monkeypatch.setattr(_measure, "WARMUP_S", 0.0)
-    n, b = 4, 3
-    hist, opts = _small_batch(n, b)  # 3 evaluation repeats: 2 probes between them
+    n = 4
     cases = (
-        ([6.5, 7.0, 9.1, 8.5], (9.1, 6.5, 9.1)),  # the window in the middle of the repeats
-        ([6.5, math.nan, 7.0, 6.6], (math.nan, 6.5, math.nan)),
-        ([None], None),
+        (3, [6.5, 9.1, 8.5], (9.1, 6.5, 9.1)),  # the window while the evaluations ran
+        (3, [6.5, math.nan, 7.0], (math.nan, 6.5, math.nan)),
+        (1, [6.5, 6.6, 8.5], (8.5, 6.5, 8.5)),  # batch 1: the latency repeats alike
+        (3, [None], None),
     )
-    for probes, want in cases:
+    for b, probes, want in cases:
+        hist, opts = _small_batch(n, b)  # 3 timed evaluations (1 s budget, min 3)
         it, events = iter(probes), []
 
         def probe(it=it, events=events):
@@ -381,44 +382,23 @@ def test_measure_records_the_sync_probe_before_between_and_after_a_batch(monkeyp
         monkeypatch.setattr(_measure, "sync_probe_us", probe)
         plain = SimpleNamespace(state_sub_batch={})
         rows = _measure.measure_batch("ours", "w", "r", Logged(), plain, b, hist, {}, opts)
-        assert next(it, "all used") == "all used"  # one probe per gap, none more
-        if len(probes) > 1:
-            # probe, warm-up call, then per gap a probe and an untimed call before the
-            # next timed one; the last probe after the transient run's calls
-            assert "".join(events[:9]) == "PCC" + "PCC" * 2 and events[-1] == "P", events
+        assert next(it, "all used") == "all used"  # three probes, none more
         got = [r for r in rows if r["metric"] == "sync_probe_us"]
         if want is None:
-            assert got == []
+            assert got == [] and events[0] == "P" and "P" not in events[1:]
             continue
-        assert len(got) == 1
-        r = got[0]
-        assert r["n"] == len(probes)
+        timed = events.index("P", 1) - 2  # (after the probe and the warm-up call)
+        assert timed >= 3 and events[: timed + 3] == ["P", "C", *"C" * timed, "P"], events
+        assert events[-1] == "P" and events.count("P") == 3
+        (r,) = got
+        assert r["n"] == 3
         for key, v in zip(("value", "lo", "hi"), want, strict=True):
             assert r[key] == v or (math.isnan(v) and math.isnan(r[key])), (key, r[key], v)
-        if probes[1] == 7.0:
+        if probes[1] == 9.1:
             assert r["note"].startswith(
-                "before the evaluations 6.50 us, between the 3 evaluations at worst 9.10 us, "
+                "before the evaluations 6.50 us, after them 9.10 us, "
                 "after the transient run 8.50 us"
             ), r["note"]
-    # calls over BETWEEN_MAX_S, and batch 1 (latency: hundreds of microsecond repeats):
-    # probed before and after only
-    monkeypatch.setattr(_measure, "BETWEEN_MAX_S", 0.0)
-    it = iter([6.5, 8.5])
-    monkeypatch.setattr(_measure, "sync_probe_us", lambda: next(it))
-    plain = SimpleNamespace(state_sub_batch={})
-    rows = _measure.measure_batch("ours", "w", "r", _Counter(), plain, b, hist, {}, opts)
-    (r,) = [r for r in rows if r["metric"] == "sync_probe_us"]
-    assert (r["value"], r["lo"], r["hi"], r["n"]) == (8.5, 6.5, 8.5, 2)
-    monkeypatch.undo()
-    monkeypatch.setattr(_measure, "WARMUP_S", 0.0)
-    hist1, opts1 = _small_batch(n, 1)
-    it = iter([6.5, 8.5])
-    monkeypatch.setattr(_measure, "sync_probe_us", lambda: next(it))
-    plain = SimpleNamespace(state_sub_batch={})
-    rows = _measure.measure_batch("ours", "w", "r", _Counter(), plain, 1, hist1, {}, opts1)
-    (r,) = [r for r in rows if r["metric"] == "sync_probe_us"]
-    assert (r["value"], r["lo"], r["hi"], r["n"]) == (8.5, 6.5, 8.5, 2)
-    assert r["note"].startswith("before the evaluations 6.50 us, after the transient run 8.50")
 
 
 def test_report_marks_cells_measured_in_a_slow_window(tmp_path):
