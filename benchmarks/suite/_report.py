@@ -574,10 +574,10 @@ def _rounds_sentence(meta) -> str:
 def _args(meta):
     a = meta["args"]
     keys = ("quick", "sides", "device", "batches", "steps", "rounds", "window_retries")
-    retry = ("window_retry_max_s", "window_retry_wait_s")  # only where retries were on
-    return [
-        f"{k}={v}" for k, v in a.items() if k in keys or (k in retry and a.get("window_retries"))
-    ]
+    # only where retries were on
+    retry = ("window_retries_at_end", "window_retry_max_s", "window_retry_wait_s")
+    on = a.get("window_retries") or a.get("window_retries_at_end")
+    return [f"{k}={v}" for k, v in a.items() if k in keys or (k in retry and on)]
 
 
 def write_all(rows, meta, probe, out: Path, suite_roofline: Path, log=print) -> None:

@@ -201,6 +201,15 @@ def parse_args(argv=None) -> argparse.Namespace:
         "(_windows.py; CPU only)",
     )
     p.add_argument(
+        "--window-retries-at-end",
+        type=int,
+        default=0,
+        help="after every worker has run (with its --window-retries), measure the batches "
+        "still in a slow window again, up to this many more times: a window lasts seconds "
+        "to minutes, often longer than the retries right after it, and the end of the run "
+        "is an hour or more later (the same rule for both sides; CPU only)",
+    )
+    p.add_argument(
         "--window-retry-max-s",
         type=float,
         default=600.0,
@@ -283,7 +292,12 @@ def parse_args(argv=None) -> argparse.Namespace:
             setattr(a, k, v)
     if a.rounds < 1:
         p.error(f"--rounds must be at least 1, got {a.rounds}")
-    for name in ("window_retries", "window_retry_max_s", "window_retry_wait_s"):
+    for name in (
+        "window_retries",
+        "window_retries_at_end",
+        "window_retry_max_s",
+        "window_retry_wait_s",
+    ):
         if getattr(a, name) < 0:
             opt = "--" + name.replace("_", "-")
             p.error(f"{opt} must be 0 or more, got {getattr(a, name):g}")
@@ -632,6 +646,7 @@ def main(argv=None) -> int:
         r.unlink(missing_ok=True)
     later = "reuse-only" if a.reuse_compiled else "reuse"  # a later round's compile
     planned: dict[tuple[str, str, str], list[int]] = {}
+    deferred = []  # (worker, measure, raw, measuring time): --window-retries-at-end
     for i, (w, route, k, side) in enumerate(jobs):
         batches = list(a.batches)
         if w == "elasticity" and roofline is not None and route != "py-jit":
@@ -689,19 +704,23 @@ def main(argv=None) -> int:
             timeout,
             compile_mode=mode,
         )
-        if a.window_retries and batches and a.device == "cpu":
-            retry_windows(
-                a,
-                (side, w, route),
-                lambda todo, dest, s=side, w=w, route=route, m=mode, t=timeout: run_worker(
-                    pythons[s], scripts[s], s, w, route, todo, a, dest, log, t, m
-                ),
-                raws[k],
-                [*raws, out / RETRIED],
-                out,
-                time.perf_counter() - t_measure,
-                log,
-            )
+        spent = time.perf_counter() - t_measure
+
+        def measure(todo, dest, s=side, w=w, route=route, m=mode, t=timeout):
+            run_worker(pythons[s], scripts[s], s, w, route, todo, a, dest, log, t, compile_mode=m)
+
+        if batches and a.device == "cpu":
+            worker = (side, w, route)
+            seen = [*raws, out / RETRIED]
+            retry_windows(a, worker, measure, raws[k], seen, out, spent, log)
+            deferred.append((worker, measure, raws[k], spent))
+    if a.window_retries_at_end and a.device == "cpu":
+        for worker, measure, raw_k, spent in deferred:
+            if a.max_minutes and time.time() - started > 60 * a.max_minutes:
+                log(f"no retries at the end of the run: past --max-minutes {a.max_minutes:g}")
+                break
+            seen = [*raws, out / RETRIED]
+            retry_windows(a, worker, measure, raw_k, seen, out, spent, log, at_end=True)
     per_round = [_read_rows(r) for r in raws]
     rows = per_round[0] if a.rounds == 1 else best_of_rounds(per_round)
     if a.rounds > 1:
@@ -735,7 +754,15 @@ def _read_rows(path: Path) -> list[dict]:
 
 
 def retry_windows(
-    a, worker: tuple, measure, raw: Path, seen: list[Path], out: Path, spent: float, log
+    a,
+    worker: tuple,
+    measure,
+    raw: Path,
+    seen: list[Path],
+    out: Path,
+    spent: float,
+    log,
+    at_end: bool = False,
 ) -> None:
     """``--window-retries``: measure the batches of *worker* (side, workload, route) whose
     sync probe says they ran in a slow window again, up to ``a.window_retries`` times, by
@@ -743,9 +770,13 @@ def retry_windows(
     *raw*, the others go to ``out / RETRIED`` (``_windows.pick_attempts``). The baseline
     is the lower quartile of every probe in the files *seen* so far. A worker whose
     measuring run took longer than ``a.window_retry_max_s`` is not retried (logged); each
-    retry starts ``a.window_retry_wait_s`` seconds after the window was seen."""
+    retry starts ``a.window_retry_wait_s`` seconds after the window was seen. *at_end*:
+    the pass after every worker has run, up to ``a.window_retries_at_end`` more times,
+    the attempts numbered on from the retries right after the worker."""
     label = " ".join(worker)
-    for attempt in range(1, a.window_retries + 1):
+    first = a.window_retries + 1 if at_end else 1
+    last = a.window_retries + (a.window_retries_at_end if at_end else 0)
+    for attempt in range(first, last + 1):
         rows = _read_rows(raw)
         probes = [v for p in seen for v in _windows.probe_values(_read_rows(p))]
         base = _windows.baseline(probes, _windows.MIN_VALUES)
@@ -753,15 +784,17 @@ def retry_windows(
         if not todo:
             return
         if spent > a.window_retry_max_s:
-            log(
-                f"[{label}] in a slow window at {todo}, not retried: its run took "
-                f"{spent:.0f} s > --window-retry-max-s {a.window_retry_max_s:g}"
-            )
+            if not at_end:  # (said once)
+                log(
+                    f"[{label}] in a slow window at {todo}, not retried: its run took "
+                    f"{spent:.0f} s > --window-retry-max-s {a.window_retry_max_s:g}"
+                )
             return
         wait = a.window_retry_wait_s
         log(
             f"[{label}] slow window (probe over {_windows.WINDOW_FACTOR:g} x {base:.2f} us) "
-            f"at batches {todo}: retry {attempt} of {a.window_retries}"
+            f"at batches {todo}: retry {attempt} of {last}"
+            + (" (at the end of the run)" if at_end else "")
             + (f" after {wait:g} s" if wait else "")
         )
         if wait:

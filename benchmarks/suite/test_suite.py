@@ -549,10 +549,11 @@ def test_results_readme_lists_the_window_retries(tmp_path):
     meta = {"started_utc": "now", "machine": "m", "git_commit": "abc", "wall_s": 1,
             "cpu": "cpu", "cores": 2, "load_average_start": [0.0], "load_average_end": [0.0],
             "args": {"rounds": 1, "window_retries": 2, "window_retry_max_s": 300.0,
-                     "window_retry_wait_s": 30.0}}  # fmt: skip
+                     "window_retry_wait_s": 30.0, "window_retries_at_end": 1}}  # fmt: skip
     _report.readme(meta, tmp_path)
     text = (tmp_path / "README.md").read_text()
     assert "window_retries=2" in text and "window_retries.csv" not in text
+    assert "window_retries_at_end=1" in text
     assert "window_retry_max_s=300.0" in text and "window_retry_wait_s=30.0" in text
     (tmp_path / "window_retries.csv").write_text("side\n")
     _report.readme(meta, tmp_path)
@@ -950,6 +951,54 @@ def test_rounds_alternate_the_sides_and_later_rounds_reuse_the_artifact(tmp_path
     assert "rounds=2" in readme and "`rounds.csv`" in readme
 
 
+def test_window_retries_at_the_end_of_the_run(tmp_path, monkeypatch):
+    """--window-retries-at-end: a batch still in a window after the retries right after
+    its worker is measured again once every worker has run (after the reference's
+    worker here), until its probe is free or the retries are spent; the attempt with the
+    lowest probe is kept, the replaced ones are in window_retries.csv."""
+    import run
+
+    calls = []
+
+    def fake_worker(python, script, side, w, route, batches, a, raw, log, timeout, **kw):
+        calls.append((side, list(batches)))
+        n = sum(1 for c in calls if c[0] == side)
+        with raw.open("a") as f:
+            for b in batches:
+                # ours at batch 4: in a window in its first run and first retry only
+                p = 9.0 if (side, b) == ("ours", 4) and n <= 2 else 6.0
+                speed = 100.0 * n if side == "ours" else 50.0
+                for r in (
+                    row(side, w, route, b, "eval_points_per_s", speed, n=3),
+                    _probe(side, b, p, route=route, workload=w),
+                ):
+                    f.write(json.dumps(r) + "\n")
+
+    monkeypatch.setattr(run, "run_worker", fake_worker)
+    monkeypatch.setattr(run._reference_env, "ensure", lambda log: Path(sys.executable))
+    out = tmp_path / "res"
+    run.main(["--reference", "--workloads", "elasticity", "--routes", "py-eager",
+              "--reference-routes", "py-eager", "--batches", *"456789", "--no-roofline",
+              "--allow-dirty", "--window-retries", "1", "--window-retries-at-end", "3",
+              "--out-dir", str(out)])  # fmt: skip
+    assert calls == [
+        ("ours", [4, 5, 6, 7, 8, 9]), ("ours", [4]), ("reference", [4, 5, 6, 7, 8, 9]),
+        ("ours", [4]),
+    ]  # fmt: skip
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    ev = {(r["side"], r["batch"]): float(r["value"]) for r in rows
+          if r["metric"] == "eval_points_per_s"}  # fmt: skip
+    assert ev[("ours", "4")] == 300.0 and ev[("ours", "5")] == 100.0
+    replaced = list(csv.DictReader((out / "window_retries.csv").open()))
+    assert sorted(r["note"].split("window retry: ")[1] for r in replaced
+                  if r["metric"] == "sync_probe_us") == [
+        "retry 1 (probe 9.00 us) replaced by the measurement before",  # (a tie: the earlier)
+        "the measurement before (probe 9.00 us) replaced by retry 2",
+    ]  # fmt: skip
+    log = (out / "run.log").read_text()
+    assert "retry 2 of 4 (at the end of the run)" in log and "retry 3" not in log
+
+
 def test_rounds_must_be_positive(capsys):
     import run
 
@@ -964,6 +1013,7 @@ def test_rounds_must_be_positive(capsys):
         (["--window-retries", "-1"], "--window-retries must be 0 or more, got -1"),
         (["--window-retry-max-s", "-5"], "--window-retry-max-s must be 0 or more, got -5"),
         (["--window-retry-wait-s", "-1"], "--window-retry-wait-s must be 0 or more, got -1"),
+        (["--window-retries-at-end", "-2"], "--window-retries-at-end must be 0 or more, got -2"),
     ],
 )
 def test_window_retry_options_must_not_be_negative(capsys, args, said):
