@@ -129,3 +129,39 @@ def test_points_per_call_slices_an_implicit_solve(radret):
             torch.testing.assert_close(out[k], w, rtol=1e-7, atol=1e-7 * scale, msg=k)
     # the slices are in the batch's order: the points differ (strains 1-3 %)
     assert not torch.allclose(got["stress"][0], got["stress"][6])
+
+
+def test_thread_chunks_solve_a_batch_one_chunk_per_thread(radret):
+    """With two threads a batch of at most ``points_per_call`` points is solved in one
+    chunk per thread (``thread_chunks``, the default), through ``forward`` and
+    ``forward_into``: one call's results to the solver's tolerance, in the batch's
+    order; ``thread_chunks = False`` gives the one call on all threads, bitwise the
+    results of one thread. The thread count is the caller's again afterwards."""
+    before = torch.get_num_threads()
+    n = 1000  # two chunks of 512 and 488 points; the last quarter yields most
+    x = virgin_step(torch.linspace(0.001, 0.03, n, dtype=F64))
+    assert radret.thread_chunks and n <= radret.points_per_call
+    try:
+        torch.set_num_threads(1)
+        one_thread = radret.forward(x)
+        torch.set_num_threads(2)
+        radret.thread_chunks = False
+        one_call = radret.forward(x)
+        radret.thread_chunks = True
+        chunked = radret.forward(x)
+        into = {k: torch.full_like(v, float("nan")) for k, v in one_call.items()}
+        radret.forward_into(x, into)
+        assert torch.get_num_threads() == 2
+    finally:
+        radret.thread_chunks = True
+        torch.set_num_threads(before)
+    for k, w in one_thread.items():
+        assert torch.equal(one_call[k], w), k
+    for out in (chunked, into):
+        assert set(out) == set(one_call)
+        for k, w in one_call.items():
+            scale = float(w.abs().max()) + 1e-300
+            torch.testing.assert_close(out[k], w, rtol=1e-7, atol=1e-7 * scale, msg=k)
+    # in the batch's order: the points differ, and the chunks met at point 512
+    assert float(chunked["equivalent_plastic_strain"][-1]) > 0
+    assert not torch.allclose(chunked["stress"][511], chunked["stress"][999])

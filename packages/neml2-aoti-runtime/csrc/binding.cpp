@@ -59,7 +59,8 @@ PYBIND11_MODULE(_core, m)
            py::arg("outputs"),
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("writes_into", &Model::writes_into)
-      .def_property("points_per_call", &Model::points_per_call, &Model::set_points_per_call);
+      .def_property("points_per_call", &Model::points_per_call, &Model::set_points_per_call)
+      .def_property("thread_chunks", &Model::thread_chunks, &Model::set_thread_chunks);
   neml2::python::bind_surface(model);
 
   bind_dispatch(m);

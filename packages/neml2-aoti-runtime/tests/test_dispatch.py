@@ -183,6 +183,33 @@ def test_points_per_call(wobble, batch):
     _assert_equal(dict(J), dict(rJ))
 
 
+def test_thread_chunks(wobble):
+    """With two threads a batch of at most points_per_call points is cut into one chunk
+    per thread (thread_chunks, the default): one call's results, in the batch's shape,
+    through forward and jacobian; a failed solve counts the failed points of every chunk;
+    the caller's thread count is kept."""
+    before = torch.get_num_threads()
+    one, chunked = Model(wobble), Model(wobble)
+    one.thread_chunks = False
+    assert chunked.thread_chunks and not one.thread_chunks
+    x = _inputs(1001, seed=47)
+    try:
+        torch.set_num_threads(2)
+        _assert_equal(chunked.forward(x), one.forward(x))
+        out, J = chunked.jacobian(x)
+        rout, rJ = one.jacobian(x)
+        _assert_equal(out, rout)
+        _assert_equal(dict(J), dict(rJ))
+        x["x"][5] = -1.0  # one failed point in each chunk (0-511, 512-1000)
+        x["x"][950] = -1.0
+        for m in (chunked, one):
+            with pytest.raises(ConvergenceError, match=r"at 2 of 1001 points \(the solver"):
+                m.forward(x)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_points_per_call_counts_every_slice(wobble):
     m = Model(wobble)
     assert m.points_per_call > 0  # the default slices large batches

@@ -15,6 +15,13 @@ namespace neml2::aoti
 {
 using Shape = std::vector<int64_t>;
 
+/// Boundaries of the chunks a batch is cut into (DispatchedModel's schedulers, Model's
+/// per-thread chunks) fall on multiples of this many points. Compiled kernels vectorize
+/// over the batch and finish with a scalar tail whose last bit can differ; aligned
+/// boundaries put every point in the same SIMD lane as a single call would, so the
+/// results are bitwise identical.
+constexpr int64_t CHUNK_ALIGNMENT = 64;
+
 /// Batch shape of `value` given its variable's base shape.
 /// Throws FatalError naming `name` if `value` does not end in `base`.
 Shape batch_shape_of(const std::string & name, const at::Tensor & value, const Shape & base);

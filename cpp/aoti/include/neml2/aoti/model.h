@@ -80,6 +80,16 @@ public:
   int64_t points_per_call() const;
   /// Set points_per_call(); FatalError for a negative count.
   void set_points_per_call(int64_t points);
+  /// Whether, on a CPU target, a batch of a graph that solves with at most
+  /// points_per_call() points is cut into one contiguous chunk per intra-op thread of the
+  /// calling thread (at least CHUNK_ALIGNMENT points each, at most 16 chunks), each chunk
+  /// solved on its thread alone: one fork/join of the threads a call instead of several
+  /// in every Newton iteration. Default true. The results agree with one call's to the
+  /// solver's tolerance; false: one call on all the threads, results independent of the
+  /// thread count.
+  bool thread_chunks() const;
+  /// Set thread_chunks().
+  void set_thread_chunks(bool on);
 
 private:
   friend class Surface<Model>;

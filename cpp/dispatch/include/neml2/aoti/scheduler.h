@@ -6,6 +6,8 @@
 // point of the flattened batch [0, n) lands in exactly one chunk.
 #pragma once
 
+#include "neml2/aoti/batch.h"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -16,11 +18,7 @@
 
 namespace neml2::aoti
 {
-/// Automatic chunk boundaries fall on multiples of this many points. Compiled
-/// kernels vectorize over the batch and finish with a scalar tail whose last bit
-/// can differ; aligned boundaries put every point in the same SIMD lane as a
-/// single Model call would, so the results are bitwise identical.
-constexpr int64_t CHUNK_ALIGNMENT = 64;
+/// (Automatic chunk boundaries fall on multiples of CHUNK_ALIGNMENT, batch.h.)
 
 /// A contiguous range [begin, end) of the flattened batch.
 struct Chunk

@@ -408,6 +408,25 @@ class Model:
     def points_per_call(self, points: int) -> None:
         self._cpp.points_per_call = int(points)
 
+    @property
+    def thread_chunks(self) -> bool:
+        """Whether a CPU batch of an implicit solve is cut among the threads (default True).
+
+        On a CPU target, a batch of a graph that solves with at most
+        :attr:`points_per_call` points is cut into one contiguous chunk per intra-op
+        thread (``torch.get_num_threads()``; at least 64 points each, at most 16 chunks),
+        each solved on its thread alone: one fork/join of the threads a call, where one
+        call on all the threads forks and joins them in every kernel of every Newton
+        iteration. The results agree with one call's to the solver's tolerance; False
+        gives one call on all the threads, with results that do not depend on the
+        thread count.
+        """
+        return self._cpp.thread_chunks
+
+    @thread_chunks.setter
+    def thread_chunks(self, on: bool) -> None:
+        self._cpp.thread_chunks = bool(on)
+
     def jacobian(
         self, inputs: Mapping[str, Any]
     ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
