@@ -298,7 +298,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "window_retry_max_s",
         "window_retry_wait_s",
     ):
-        if getattr(a, name) < 0:
+        if not getattr(a, name) >= 0:  # (a NaN too: time.sleep would refuse it later)
             opt = "--" + name.replace("_", "-")
             p.error(f"{opt} must be 0 or more, got {getattr(a, name):g}")
     refused = _device.problem(a.device)

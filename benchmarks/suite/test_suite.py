@@ -1014,6 +1014,8 @@ def test_rounds_must_be_positive(capsys):
         (["--window-retry-max-s", "-5"], "--window-retry-max-s must be 0 or more, got -5"),
         (["--window-retry-wait-s", "-1"], "--window-retry-wait-s must be 0 or more, got -1"),
         (["--window-retries-at-end", "-2"], "--window-retries-at-end must be 0 or more, got -2"),
+        (["--window-retry-wait-s", "nan"], "--window-retry-wait-s must be 0 or more, got nan"),
+        (["--window-retry-max-s", "nan"], "--window-retry-max-s must be 0 or more, got nan"),
     ],
 )
 def test_window_retry_options_must_not_be_negative(capsys, args, said):
