@@ -138,7 +138,7 @@ def test_thread_chunks_solve_a_batch_one_chunk_per_thread(radret):
     order; ``thread_chunks = False`` gives the one call on all threads, bitwise the
     results of one thread. The thread count is the caller's again afterwards."""
     before = torch.get_num_threads()
-    n = 1000  # two chunks of 512 and 488 points; the last quarter yields most
+    n = 1000  # two chunks of 512 and 488 points; strains 0.1-3 %
     x = virgin_step(torch.linspace(0.001, 0.03, n, dtype=F64))
     assert radret.thread_chunks and n <= radret.points_per_call
     try:
@@ -162,6 +162,7 @@ def test_thread_chunks_solve_a_batch_one_chunk_per_thread(radret):
         for k, w in one_call.items():
             scale = float(w.abs().max()) + 1e-300
             torch.testing.assert_close(out[k], w, rtol=1e-7, atol=1e-7 * scale, msg=k)
-    # in the batch's order: the points differ, and the chunks met at point 512
-    assert float(chunked["equivalent_plastic_strain"][-1]) > 0
-    assert not torch.allclose(chunked["stress"][511], chunked["stress"][999])
+    # the points differ (so the agreement above is point by point, in the batch's
+    # order), and the step is plastic: the Newton loop ran in both chunks
+    assert float(chunked["equivalent_plastic_strain"].min()) > 0
+    assert not torch.allclose(chunked["stress"][0], chunked["stress"][999])
