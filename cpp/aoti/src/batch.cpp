@@ -3,10 +3,33 @@
 #include "neml2/aoti/errors.h"
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <sstream>
 
 namespace neml2::aoti
 {
+std::vector<std::pair<int64_t, int64_t>>
+aligned_parts(int64_t n, const std::vector<double> & weights)
+{
+  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  std::vector<std::pair<int64_t, int64_t>> parts;
+  double acc = 0;
+  int64_t begin = 0;
+  for (std::size_t i = 0; i < weights.size(); ++i)
+  {
+    acc += weights[i];
+    const double cut = static_cast<double>(n) * acc / total / CHUNK_ALIGNMENT;
+    const int64_t end =
+        i + 1 == weights.size()
+            ? n
+            : std::min(n, static_cast<int64_t>(std::llround(cut)) * CHUNK_ALIGNMENT);
+    parts.emplace_back(begin, std::max(begin, end));
+    begin = std::max(begin, end);
+  }
+  return parts;
+}
+
 std::string
 shape_str(at::IntArrayRef shape)
 {

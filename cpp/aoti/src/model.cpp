@@ -381,14 +381,9 @@ struct Model::Impl
     std::vector<std::pair<int64_t, int64_t>> ranges;
     if (threads > 1)
     {
-      auto cut = [&](int64_t t)
-      {
-        const int64_t m = (t * n / threads + CHUNK_ALIGNMENT / 2) / CHUNK_ALIGNMENT;
-        return t >= threads ? n : std::min(n, m * CHUNK_ALIGNMENT);
-      };
-      for (int64_t t = 0; t < threads; ++t)
-        if (cut(t + 1) > cut(t))
-          ranges.emplace_back(cut(t), cut(t + 1) - cut(t));
+      for (const auto & [a, b] : aligned_parts(n, std::vector<double>(threads, 1.0)))
+        if (b > a)
+          ranges.emplace_back(a, b - a);
     }
     else
       for (int64_t a = 0; a < n; a += k)

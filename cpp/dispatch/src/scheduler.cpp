@@ -102,21 +102,11 @@ HybridScheduler::plan(int64_t n,
                        std::to_string(workers.size()) + " workers");
     w.assign(workers.size(), 1.0); // not calibrated yet: even split
   }
-  const double total = std::accumulate(w.begin(), w.end(), 0.0);
   std::vector<std::vector<Chunk>> lists(workers.size());
-  double acc = 0;
-  int64_t begin = 0;
-  for (std::size_t i = 0; i < w.size(); ++i)
-  {
-    acc += w[i];
-    const double cut = static_cast<double>(n) * acc / total / CHUNK_ALIGNMENT;
-    const int64_t end =
-        i + 1 == w.size() ? n
-                          : std::min(n, static_cast<int64_t>(std::llround(cut)) * CHUNK_ALIGNMENT);
-    if (end > begin)
-      lists[i].push_back({begin, end});
-    begin = std::max(begin, end);
-  }
+  const auto parts = aligned_parts(n, w);
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    if (parts[i].second > parts[i].first)
+      lists[i].push_back({parts[i].first, parts[i].second});
   return from_lists(std::move(lists));
 }
 

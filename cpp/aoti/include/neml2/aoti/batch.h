@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace neml2::aoti
@@ -21,6 +22,13 @@ using Shape = std::vector<int64_t>;
 /// boundaries put every point in the same SIMD lane as a single call would, so the
 /// results are bitwise identical.
 constexpr int64_t CHUNK_ALIGNMENT = 64;
+
+/// [begin, end) of `n` points cut into one contiguous part per weight, in order, each
+/// about n * weight / sum(weights) points: the inner boundaries are the multiples of
+/// CHUNK_ALIGNMENT nearest to the exact ones, the last part ends at n. A part may be
+/// empty (begin == end). DispatchedModel's HybridScheduler and Model's per-thread chunks.
+std::vector<std::pair<int64_t, int64_t>> aligned_parts(int64_t n,
+                                                       const std::vector<double> & weights);
 
 /// Batch shape of `value` given its variable's base shape.
 /// Throws FatalError naming `name` if `value` does not end in `base`.
