@@ -225,7 +225,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument(
         "--max-minutes",
         type=float,
-        help="start no new worker after this many minutes (the rest is recorded as skipped)",
+        help="start no new worker after this many minutes (the rest is recorded as skipped); "
+        "a worker is killed at that deadline less --reserve-s for each worker after it",
+    )
+    p.add_argument(
+        "--reserve-s",
+        type=float,
+        default=120.0,
+        help="with --max-minutes: the time (s) kept back for each worker still to run "
+        "when a worker's time limit is set (default 120 s)",
     )
     p.add_argument(
         "--compile-only",
@@ -297,6 +305,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "window_retries_at_end",
         "window_retry_max_s",
         "window_retry_wait_s",
+        "reserve_s",
     ):
         if not getattr(a, name) >= 0:  # (a NaN too: time.sleep would refuse it later)
             opt = "--" + name.replace("_", "-")
@@ -667,8 +676,11 @@ def main(argv=None) -> int:
                     f"run past its {a.max_minutes:g} min budget",
                 )
                 continue
-            # share what is left among the workers still to run (1.5x: some finish early)
-            timeout = min(timeout, max(30.0, 1.5 * left / (len(jobs) - i)))
+            # up to the deadline, less a reserve for each worker after this one: an equal
+            # share of what is left killed the reference's Taylor py-eager worker (about
+            # 37 minutes, the run's longest) at 30 minutes in two tables
+            later = len(jobs) - i - 1
+            timeout = min(timeout, max(30.0, left - a.reserve_s * later))
         if a.rounds > 1:
             log(f"round {k + 1} of {a.rounds}")
         mode = later if k > 0 else None

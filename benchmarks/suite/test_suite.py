@@ -999,6 +999,46 @@ def test_window_retries_at_the_end_of_the_run(tmp_path, monkeypatch):
     assert "retry 2 of 4 (at the end of the run)" in log and "retry 3" not in log
 
 
+def test_max_minutes_keeps_a_reserve_for_each_later_worker(tmp_path, monkeypatch):
+    """--max-minutes: a worker may run up to the deadline less --reserve-s for each worker
+    after it (at least 30 s, at most --cell-timeout); past the deadline no worker starts and
+    its cells are recorded as skipped."""
+    import run
+
+    timeouts = []
+
+    def fake_worker(python, script, side, w, route, batches, a, raw, log, timeout, **kw):
+        timeouts.append(timeout)
+        with raw.open("a") as f:
+            for b in batches:
+                f.write(json.dumps(row(side, w, route, b, "eval_points_per_s", 5.0, n=3)) + "\n")
+
+    monkeypatch.setattr(run, "run_worker", fake_worker)
+    monkeypatch.setattr(run._reference_env, "ensure", lambda log: Path(sys.executable))
+    out = tmp_path / "res"
+    run.main(["--reference", "--workloads", "elasticity", "j2_radret", "--routes", "py-eager",
+              "--reference-routes", "py-eager", "--batches", "4", "--no-roofline",
+              "--allow-dirty", "--max-minutes", "100", "--reserve-s", "600",
+              "--cell-timeout", "5500", "--out-dir", str(out)])  # fmt: skip
+    # 4 workers: 6000 s less 3, 2, 1, 0 reserves of 600 s (the last one capped at 5500 s)
+    expected = [4200.0, 4800.0, 5400.0, 5500.0]
+    assert len(timeouts) == 4
+    for got, want in zip(timeouts, expected, strict=True):
+        assert want - 60.0 < got <= want, (timeouts, expected)
+
+    # a deadline already past: no worker starts, every cell is skipped with the reason
+    timeouts.clear()
+    out2 = tmp_path / "res2"
+    run.main(["--reference", "--workloads", "elasticity", "--routes", "py-eager",
+              "--reference-routes", "py-eager", "--batches", "4", "--no-roofline",
+              "--allow-dirty", "--max-minutes", "1e-9", "--out-dir", str(out2)])  # fmt: skip
+    assert timeouts == []
+    rows = list(csv.DictReader((out2 / "results.csv").open()))
+    ev = [r for r in rows if r["metric"] == "eval_points_per_s"]
+    assert len(ev) == 2 and all(r["status"] == "skipped (over budget)" for r in ev)
+    assert all("min budget" in r["note"] for r in ev)
+
+
 def test_rounds_must_be_positive(capsys):
     import run
 
@@ -1016,6 +1056,8 @@ def test_rounds_must_be_positive(capsys):
         (["--window-retries-at-end", "-2"], "--window-retries-at-end must be 0 or more, got -2"),
         (["--window-retry-wait-s", "nan"], "--window-retry-wait-s must be 0 or more, got nan"),
         (["--window-retry-max-s", "nan"], "--window-retry-max-s must be 0 or more, got nan"),
+        (["--reserve-s", "-1"], "--reserve-s must be 0 or more, got -1"),
+        (["--reserve-s", "nan"], "--reserve-s must be 0 or more, got nan"),
     ],
 )
 def test_window_retry_options_must_not_be_negative(capsys, args, said):
