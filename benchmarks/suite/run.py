@@ -679,8 +679,8 @@ def main(argv=None) -> int:
             # up to the deadline, less a reserve for each worker after this one: an equal
             # share of what is left killed the reference's Taylor py-eager worker (about
             # 37 minutes, the run's longest) at 30 minutes in two tables
-            later = len(jobs) - i - 1
-            timeout = min(timeout, max(30.0, left - a.reserve_s * later))
+            n_after = len(jobs) - i - 1
+            timeout = min(timeout, max(30.0, left - a.reserve_s * n_after))
         if a.rounds > 1:
             log(f"round {k + 1} of {a.rounds}")
         mode = later if k > 0 else None

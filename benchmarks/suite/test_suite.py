@@ -1026,6 +1026,20 @@ def test_max_minutes_keeps_a_reserve_for_each_later_worker(tmp_path, monkeypatch
     for got, want in zip(timeouts, expected, strict=True):
         assert want - 60.0 < got <= want, (timeouts, expected)
 
+    # with rounds, a later round still reuses the first's artifact under a deadline
+    modes = []
+
+    def mode_worker(*args, **kw):
+        modes.append(kw.get("compile_mode"))
+
+    monkeypatch.setattr(run, "run_worker", mode_worker)
+    run.main(["--reference", "--rounds", "2", "--workloads", "elasticity", "--routes",
+              "py-eager", "--reference-routes", "py-eager", "--batches", "4", "--no-roofline",
+              "--allow-dirty", "--max-minutes", "100",
+              "--out-dir", str(tmp_path / "r")])  # fmt: skip
+    assert modes == [None, None, "reuse", "reuse"]
+    monkeypatch.setattr(run, "run_worker", fake_worker)
+
     # a deadline already past: no worker starts, every cell is skipped with the reason
     timeouts.clear()
     out2 = tmp_path / "res2"
