@@ -724,7 +724,9 @@ def main(argv=None) -> int:
         if batches and a.device == "cpu":
             worker = (side, w, route)
             seen = [*raws, out / RETRIED]
-            retry_windows(a, worker, measure, raws[k], seen, out, spent, log)
+            # a retry now may not eat into the reserve of the workers still to run
+            until = started + 60 * a.max_minutes - a.reserve_s * n_after if a.max_minutes else None
+            retry_windows(a, worker, measure, raws[k], seen, out, spent, log, deadline=until)
             deferred.append((worker, measure, raws[k], spent))
     if a.window_retries_at_end and a.device == "cpu":
         for worker, measure, raw_k, spent in deferred:
@@ -732,7 +734,10 @@ def main(argv=None) -> int:
                 log(f"no retries at the end of the run: past --max-minutes {a.max_minutes:g}")
                 break
             seen = [*raws, out / RETRIED]
-            retry_windows(a, worker, measure, raw_k, seen, out, spent, log, at_end=True)
+            until = started + 60 * a.max_minutes if a.max_minutes else None
+            retry_windows(
+                a, worker, measure, raw_k, seen, out, spent, log, at_end=True, deadline=until
+            )
     per_round = [_read_rows(r) for r in raws]
     rows = per_round[0] if a.rounds == 1 else best_of_rounds(per_round)
     if a.rounds > 1:
@@ -775,6 +780,7 @@ def retry_windows(
     spent: float,
     log,
     at_end: bool = False,
+    deadline: float | None = None,
 ) -> None:
     """``--window-retries``: measure the batches of *worker* (side, workload, route) whose
     sync probe says they ran in a slow window again, up to ``a.window_retries`` times, by
@@ -784,7 +790,9 @@ def retry_windows(
     measuring run took longer than ``a.window_retry_max_s`` is not retried (logged); each
     retry starts ``a.window_retry_wait_s`` seconds after the window was seen. *at_end*:
     the pass after every worker has run, up to ``a.window_retries_at_end`` more times,
-    the attempts numbered on from the retries right after the worker."""
+    the attempts numbered on from the retries right after the worker. *deadline* (a
+    ``time.time()`` value, from ``--max-minutes``): an attempt whose wait and measuring
+    run, as long as the last one, would end past it is not made (logged)."""
     label = " ".join(worker)
     first = a.window_retries + 1 if at_end else 1
     last = a.window_retries + (a.window_retries_at_end if at_end else 0)
@@ -803,6 +811,13 @@ def retry_windows(
                 )
             return
         wait = a.window_retry_wait_s
+        if deadline is not None and time.time() + wait + spent > deadline:
+            log(
+                f"[{label}] in a slow window at {todo}, not retried: "
+                f"{max(0.0, deadline - time.time()):.0f} s left before --max-minutes (less "
+                f"--reserve-s for each worker still to run), a retry takes {wait + spent:.0f} s"
+            )
+            return
         log(
             f"[{label}] slow window (probe over {_windows.WINDOW_FACTOR:g} x {base:.2f} us) "
             f"at batches {todo}: retry {attempt} of {last}"

@@ -540,6 +540,18 @@ def test_retry_windows_measures_only_the_windowed_batches_again(tmp_path, monkey
     said = []
     run.retry_windows(a, worker, measure, raw, seen, tmp_path, 601.0, said.append)
     assert calls == [] and "not retried" in said[0]
+    # --max-minutes: a retry whose wait and run (as long as the last) would end past the
+    # deadline is not made; one that fits is
+    now = run.time.time()
+    for left, expected in ((17.0, []), (18.0, [[100]])):
+        raw.write_text("".join(json.dumps(r) + "\n" for r in base + mine))
+        calls.clear()
+        said = []
+        a.window_retries = 1
+        run.retry_windows(a, worker, measure, raw, seen, tmp_path, 10.0, said.append,
+                          deadline=now + left)  # fmt: skip
+        assert calls == expected
+        assert ("s left before --max-minutes" in said[0]) == (not expected)
 
 
 def test_results_readme_lists_the_window_retries(tmp_path):
