@@ -226,7 +226,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--max-minutes",
         type=float,
         help="start no new worker after this many minutes (the rest is recorded as skipped); "
-        "a worker is killed at that deadline less --reserve-s for each worker after it",
+        "a worker is killed at that deadline less --reserve-s for each worker after it, and "
+        "a window retry that would end past it is not made",
     )
     p.add_argument(
         "--reserve-s",
@@ -656,14 +657,15 @@ def main(argv=None) -> int:
     later = "reuse-only" if a.reuse_compiled else "reuse"  # a later round's compile
     planned: dict[tuple[str, str, str], list[int]] = {}
     deferred = []  # (worker, measure, raw, measuring time): --window-retries-at-end
+    deadline = started + 60 * a.max_minutes if a.max_minutes else None  # time.time()
     for i, (w, route, k, side) in enumerate(jobs):
         batches = list(a.batches)
         if w == "elasticity" and roofline is not None and route != "py-jit":
             batches.append(ROOFLINE_BATCH)
         planned[(side, w, route)] = batches
         timeout = a.cell_timeout
-        if a.max_minutes:
-            left = 60 * a.max_minutes - (time.time() - started)
+        if deadline is not None:
+            left = deadline - time.time()
             if left <= 0:
                 log(f"[{side} {w} {route}] not started: past --max-minutes {a.max_minutes}")
                 _fill_missing(
@@ -725,18 +727,17 @@ def main(argv=None) -> int:
             worker = (side, w, route)
             seen = [*raws, out / RETRIED]
             # a retry now may not eat into the reserve of the workers still to run
-            until = started + 60 * a.max_minutes - a.reserve_s * n_after if a.max_minutes else None
+            until = deadline - a.reserve_s * n_after if deadline is not None else None
             retry_windows(a, worker, measure, raws[k], seen, out, spent, log, deadline=until)
             deferred.append((worker, measure, raws[k], spent))
     if a.window_retries_at_end and a.device == "cpu":
         for worker, measure, raw_k, spent in deferred:
-            if a.max_minutes and time.time() - started > 60 * a.max_minutes:
+            if deadline is not None and time.time() > deadline:
                 log(f"no retries at the end of the run: past --max-minutes {a.max_minutes:g}")
                 break
             seen = [*raws, out / RETRIED]
-            until = started + 60 * a.max_minutes if a.max_minutes else None
             retry_windows(
-                a, worker, measure, raw_k, seen, out, spent, log, at_end=True, deadline=until
+                a, worker, measure, raw_k, seen, out, spent, log, at_end=True, deadline=deadline
             )
     per_round = [_read_rows(r) for r in raws]
     rows = per_round[0] if a.rounds == 1 else best_of_rounds(per_round)
