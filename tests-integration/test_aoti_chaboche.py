@@ -14,6 +14,7 @@ Inductor cannot lower those inside a while_loop, which neml2-compile works aroun
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,12 +26,15 @@ from neml2.aoti import Model as AOTIRuntime
 from neml2.compiler import CompileOptions, compile_file
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests-integration" / "conformance"))
+from _cases import FOLDER as CONFORMANCE  # noqa: E402
+
 CACHE = ROOT / "build" / "aoti-cache"
-CASES = ROOT.parent / "shared" / "conformance" / "regression" / "solid_mechanics"
+CASES = CONFORMANCE / "regression" / "solid_mechanics"
 CASE = CASES / "viscoplasticity" / "chaboche"
 F64 = torch.float64
 
-pytestmark = pytest.mark.skipif(not CASE.is_dir(), reason="../shared/conformance is not available")
+pytestmark = pytest.mark.skipif(not CASE.is_dir(), reason="the conformance data is not available")
 #: the compile takes minutes cold (see benchmarks/aoti/results.md): opt-in like
 #: test_aoti_implicit.py; warm runs reuse build/aoti-cache without even exporting
 slow = pytest.mark.slow_compile  # deselected unless NEML2_TEST_AOTI_IMPLICIT=1 (conftest.py)

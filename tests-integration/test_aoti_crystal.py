@@ -15,6 +15,7 @@ of the compiled one; its ``jvp`` with a per-slip tangent checks the full couplin
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,14 +28,17 @@ from neml2.compiler import CompileOptions, compile_file
 from neml2.tensors import FatalError, Scalar
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests-integration" / "conformance"))
+from _cases import FOLDER as CONFORMANCE  # noqa: E402
+
 CACHE = ROOT / "build" / "aoti-cache"
-CASES = ROOT.parent / "shared" / "conformance" / "regression" / "solid_mechanics"
+CASES = CONFORMANCE / "regression" / "solid_mechanics"
 CASE = CASES / "crystal_plasticity" / "per_slip_hardening_declared"
 F64 = torch.float64
 RHO = "dislocation_density"
 PAIRS = ["cauchy_stress:deformation_rate", f"{RHO}:{RHO}~1", f"{RHO}:deformation_rate"]
 
-pytestmark = pytest.mark.skipif(not CASE.is_dir(), reason="../shared/conformance is not available")
+pytestmark = pytest.mark.skipif(not CASE.is_dir(), reason="the conformance data is not available")
 #: the compile takes minutes cold (see benchmarks/aoti/results.md): opt-in like
 #: test_aoti_implicit.py; warm runs reuse build/aoti-cache without even exporting
 slow = pytest.mark.slow_compile  # deselected unless NEML2_TEST_AOTI_IMPLICIT=1 (conftest.py)

@@ -12,6 +12,7 @@ runs only with NEML2_TEST_AOTI_IMPLICIT=1 (warm runs reuse build/aoti-cache).
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,12 @@ from neml2.aoti import Model as AOTIRuntime
 from neml2.compiler import CompileOptions, compile_file
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests-integration" / "conformance"))
+from _cases import FOLDER as CONFORMANCE  # noqa: E402
+
 CACHE = ROOT / "build" / "aoti-cache"
 CASE = (
-    ROOT.parent
-    / "shared"
-    / "conformance"
+    CONFORMANCE
     / "regression"
     / "solid_mechanics"
     / "rate_independent_plasticity"
@@ -36,7 +38,7 @@ CASE = (
 F64 = torch.float64
 
 pytestmark = [
-    pytest.mark.skipif(not CASE.is_dir(), reason="../shared/conformance is not available"),
+    pytest.mark.skipif(not CASE.is_dir(), reason="the conformance data is not available"),
     pytest.mark.slow_compile,  # deselected unless NEML2_TEST_AOTI_IMPLICIT=1 (conftest.py)
 ]
 

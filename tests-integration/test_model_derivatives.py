@@ -2,7 +2,7 @@
 
 Each model is taken, configured, from a ``ModelUnitTest`` input (its inputs give
 a valid operating point): the reference library's conformance unit tests
-(``../shared/conformance/models``, ids ``conformance/...``) that pass, i.e. are not
+(``conformance/data/models``, ids ``conformance/...``) that pass, i.e. are not
 in the conformance ledger (``conformance/ledger.toml``: a case leaves it when it
 passes and enters this check the same moment), and, for the types no such file
 covers, our own samples in ``model_samples/`` (ids ``samples/...``).

@@ -4,7 +4,8 @@
         [--batches 10000 100000 1000000] [--jacobian-max 100000] [--repeat 5] [--budget 4]
 
 Compiles (or takes from build/aoti-cache) elasticity (-d stress:strain -p elasticity.E)
-and J2 isotropic hardening (../shared/conformance/.../isoharden, -d stress:E), then times
+and J2 isotropic hardening (tests-integration/conformance/data/.../isoharden,
+-d stress:E), then times
 ``forward`` (and ``jacobian`` up to --jacobian-max points) per call for one
 ``neml2.aoti.Model`` (the baseline) and for ``DispatchedModel`` with 1, 2 and 4 CPU
 workers under each scheduler (round-robin, hybrid, queue), plus 2 workers with 2
@@ -32,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 WORK = ROOT / "build" / "bench-dispatch"
 CACHE = ROOT / "build" / "aoti-cache"
-SOLID = ROOT.parent / "shared" / "conformance" / "regression" / "solid_mechanics"
+SOLID = ROOT / "tests-integration" / "conformance" / "data" / "regression" / "solid_mechanics"
 ELASTICITY = """
 [Models]
   [elasticity]
@@ -110,7 +111,9 @@ def _artifact(name: str) -> Path:
         src.parent.mkdir(parents=True, exist_ok=True)
         src.write_text(ELASTICITY)
     if not Path(src).is_file():
-        raise SystemExit(f"{src} not found (the J2 input comes from ../shared/conformance)")
+        raise SystemExit(
+            f"{src} not found (the J2 input comes from tests-integration/conformance/data)"
+        )
     opts = CompileOptions.from_strings(model, pairs, params)
     t0 = time.perf_counter()
     res = compile_file(src, opts, WORK / name, cache_dir=CACHE, progress=print)

@@ -2,7 +2,7 @@
 # Benchmark input: the load history is built from NBATCH / NSTEPS by bench_transient.py
 # through overrides of the two [Tensors] expressions below.
 # The [Models]/[EquationSystems]/[Solvers] blocks are those of the conformance input
-# ../shared/conformance/verification/solid_mechanics/chaboche/chaboche.i
+# tests-integration/conformance/data/verification/solid_mechanics/chaboche/chaboche.i
 [Tensors]
   [times]
     type = Python

@@ -2,7 +2,7 @@
 # Benchmark input: the load history is built from NBATCH / NSTEPS by bench_transient.py
 # through overrides of the two [Tensors] expressions below.
 # The [Models]/[EquationSystems]/[Solvers] blocks are those of the conformance input
-# ../shared/conformance/regression/solid_mechanics/rate_independent_plasticity/isoharden/model.i
+# tests-integration/conformance/data/regression/solid_mechanics/rate_independent_plasticity/isoharden/model.i
 [Tensors]
   [times]
     type = Python

@@ -7,7 +7,7 @@ only (no neml2 packages), so both test suites can use it: it writes
 ``python make_artifact.py --routes OUTDIR [CASE...]`` compiles elasticity, J2 (isoharden),
 Chaboche and a per-slip crystal model with neml2-compile and saves py-eager
 references for test_model_routes (see ``routes()``); it exits 77 (ctest: skipped)
-when the neml2 packages or ../shared/conformance are not available.
+when the neml2 packages or the conformance data are not available.
 
 "scale": inputs x (Scalar) and strain (SR2), promoted parameter k = 2 (shape ()).
 Outputs y = k * x * tr(strain) (Scalar) and s = x * strain (SR2); the jacobian
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -143,7 +144,12 @@ ELASTICITY = """
   []
 []
 """
-SOLID = HERE.parents[3] / "shared" / "conformance" / "regression" / "solid_mechanics"
+CONFORMANCE = Path(
+    os.environ.get(
+        "NEML2_CONFORMANCE_DIR", HERE.parents[2] / "tests-integration" / "conformance" / "data"
+    )
+)
+SOLID = CONFORMANCE / "regression" / "solid_mechanics"
 RHO = "dislocation_density"
 BATCHES = (1, 7, 1000)
 SKIP = 77

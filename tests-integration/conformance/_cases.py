@@ -24,8 +24,11 @@ import neml2.drivers  # noqa: F401  (registers the drivers)
 from neml2.models import load_input
 
 REPO = Path(__file__).resolve().parents[2]
-#: The conformance data; NEML2_CONFORMANCE_DIR points elsewhere.
-FOLDER = Path(os.environ.get("NEML2_CONFORMANCE_DIR", REPO.parent / "shared" / "conformance"))
+#: The conformance data: the repository's copy (data/PROVENANCE.md); NEML2_CONFORMANCE_DIR
+#: points elsewhere.
+FOLDER = Path(
+    os.environ.get("NEML2_CONFORMANCE_DIR", Path(__file__).resolve().parent / "data")
+)
 LEDGER = Path(__file__).resolve().parent / "ledger.toml"
 CHECKS = ("ModelUnitTest", "TransientRegression", "Verification")
 

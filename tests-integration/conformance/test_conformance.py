@@ -1,4 +1,4 @@
-"""The reference library's own test suite (../shared/conformance), every file, on py-eager.
+"""The reference library's own test suite (data/, the repository's copy), every file, on py-eager.
 
 Each ``.i`` file is one case. The rules:
 
@@ -22,8 +22,9 @@ LEDGER_ENTRIES = read_ledger()
 
 def test_folder_is_there():
     assert FOLDER.is_dir(), (
-        f"conformance data not found at {FOLDER}; set NEML2_CONFORMANCE_DIR to the folder "
-        "holding models/, regression/ and verification/"
+        f"conformance data not found at {FOLDER}; the repository keeps it in "
+        "tests-integration/conformance/data/ (NEML2_CONFORMANCE_DIR overrides: a folder "
+        "holding models/, regression/ and verification/)"
     )
     assert len(FILES) >= 251, f"expected the whole suite (251 inputs), found {len(FILES)}"
 

@@ -10,6 +10,7 @@ still imports, with a DeprecationWarning naming the new one.
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -167,20 +168,16 @@ def test_errors(eager):
     assert e.value.recoverable
 
 
+CONFORMANCE = Path(
+    os.environ.get("NEML2_CONFORMANCE_DIR", ROOT / "tests-integration" / "conformance" / "data")
+)
 TAYLOR = (
-    ROOT.parent
-    / "shared"
-    / "conformance"
-    / "regression"
-    / "solid_mechanics"
-    / "crystal_plasticity"
-    / "taylor"
-    / "model.i"
+    CONFORMANCE / "regression" / "solid_mechanics" / "crystal_plasticity" / "taylor" / "model.i"
 )
 
 
 @needs_models
-@pytest.mark.skipif(not TAYLOR.is_file(), reason="../shared/conformance is not available")
+@pytest.mark.skipif(not TAYLOR.is_file(), reason="the conformance data is not available")
 def test_taylor_grains_given_as_sub_batch(eager):
     """Grains as a sub-batch axis named at load (the file declares none): = py-eager."""
     import neml2

@@ -7,6 +7,7 @@ environment's editable install of neml2-hit predates the package's sources
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -21,7 +22,9 @@ if str(SRC / "neml2") not in list(neml2.__path__):
     neml2.__path__.append(str(SRC / "neml2"))
 
 REPO = Path(__file__).resolve().parents[3]
-CONFORMANCE = REPO.parent / "shared" / "conformance"
+CONFORMANCE = Path(
+    os.environ.get("NEML2_CONFORMANCE_DIR", REPO / "tests-integration" / "conformance" / "data")
+)
 
 
 @pytest.fixture(scope="session")

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from neml2 import hit
 
-# the shared folder sits next to the repository: <repo>/../shared/conformance
-CONFORMANCE = Path(__file__).resolve().parents[3].parent / "shared" / "conformance"
+# the repository's copy of the reference's inputs (NEML2_CONFORMANCE_DIR overrides)
+CONFORMANCE = Path(
+    os.environ.get(
+        "NEML2_CONFORMANCE_DIR",
+        Path(__file__).resolve().parents[3] / "tests-integration" / "conformance" / "data",
+    )
+)
 
 FILES = sorted(CONFORMANCE.rglob("*.i")) if CONFORMANCE.is_dir() else []
 IDS = [str(f.relative_to(CONFORMANCE)) for f in FILES]

@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 from neml2 import hit
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-CONFORMANCE = Path(__file__).resolve().parents[3].parent / "shared" / "conformance"
+CONFORMANCE = Path(
+    os.environ.get(
+        "NEML2_CONFORMANCE_DIR",
+        Path(__file__).resolve().parents[3] / "tests-integration" / "conformance" / "data",
+    )
+)
 
 names = st.text(
     alphabet="abcdefghijklmnopqrstuvwxyzABCXYZ0123456789_.-+<>~", min_size=1, max_size=8
