@@ -18,7 +18,17 @@ import nox
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["tests", "integration", "cpp", "mpi", "wheels", "compat", "lint", "docs"]
+nox.options.sessions = [
+    "tests",
+    "integration",
+    "bench-tests",
+    "cpp",
+    "mpi",
+    "wheels",
+    "compat",
+    "lint",
+    "docs",
+]
 
 ROOT = Path(__file__).resolve().parent
 CPP = ROOT / "cpp"
@@ -59,6 +69,31 @@ def _workers(session: nox.Session) -> list[str]:
     return ["-n", "2", "--dist", "loadscope"]
 
 
+#: the CI rule as a pytest plugin, in no wheel (tools/pytest-plugins/neml2_fail_on_skip.py):
+#: under NEML2_FAIL_ON_SKIP=1 a skip, xfail or xpass fails the run, except that of a test
+#: marked needs_gpu on a machine without CUDA
+RULE_PLUGIN_DIR = ROOT / "tools" / "pytest-plugins"
+RULE_PLUGIN = "neml2_fail_on_skip"
+#: the marker of a package test that needs a sibling its package does not depend on
+SIBLING_MARK = "needs_sibling"
+
+
+def _pytest(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
+    """Run pytest in the session venv under the CI rule: every session that runs pytest
+    goes through here (a test in tests-integration/test_fail_on_skip.py checks it). A
+    non-zero exit fails the session, 5 (no test collected) included."""
+    path = os.pathsep.join(p for p in (str(RULE_PLUGIN_DIR), os.environ.get("PYTHONPATH")) if p)
+    env = {**(env or {}), "NEML2_FAIL_ON_SKIP": "1", "PYTHONPATH": path}
+    session.run("python", "-m", "pytest", "-p", RULE_PLUGIN, *args, env=env)
+
+
+def _sibling_tests() -> list[Path]:
+    """The package test files with a test marked needs_sibling: their package's isolated
+    session deselects it, the integration session runs the file."""
+    files = (ROOT / "packages").glob("*/tests/**/test_*.py")
+    return sorted(p for p in files if SIBLING_MARK in p.read_text())
+
+
 def _release_tool():
     """tools/neml2_release: the changelog rule, the release and the compatibility check
     (plain Python beside the workspace, in no wheel; the sessions below wrap it)."""
@@ -84,10 +119,11 @@ def _check_changelogs(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize("package", PACKAGES)
 def tests(session: nox.Session, package: str) -> None:
-    """Run one package's tests with only that package's declared dependencies."""
+    """Run one package's tests with only that package's declared dependencies; its tests
+    that need a sibling package (marked needs_sibling) are deselected: integration runs them."""
     _sync(session, "--package", package, "--all-extras")
     tests_dir = ROOT / "packages" / package / "tests"
-    session.run("python", "-m", "pytest", str(tests_dir), "-q", *session.posargs)
+    _pytest(session, str(tests_dir), "-q", "-m", f"not {SIBLING_MARK}", *session.posargs)
 
 
 #: the routes that run a model's AOTI artifact (compiled once per model and session)
@@ -136,14 +172,12 @@ def integration(session: nox.Session) -> None:
     CI_ROUTE_MODELS included, on two pytest-xdist workers."""
     _sync(session, "--all-packages")
     tests = ROOT / "tests-integration"
-    # The package tests that need a sibling package (skipped in their own isolated
-    # `tests` session) run here, where every package is installed.
-    siblings = [
-        ROOT / "packages" / "neml2-models" / "tests" / "test_plasticity_normality.py",
-        ROOT / "packages" / "neml2-aoti-runtime" / "tests" / "test_eager.py",
-    ]
+    # The package tests that need a sibling package (marked needs_sibling, deselected in
+    # their own isolated `tests` session) run here, where every package is installed.
+    siblings = _sibling_tests()
+    if not siblings:
+        session.error(f"no package test file is marked {SIBLING_MARK}: is the scan broken?")
     env = {
-        "NEML2_FAIL_ON_SKIP": "1",  # a skipped prerequisite is a failure (conftest.py)
         "NEML2_ROUTE_MODELS": ",".join(CI_ROUTE_MODELS),
         "NEML2_ROUTE_EXCLUDE": ",".join(CI_ROUTE_EXCLUDE),
         # one intra-op thread per worker: two workers on two cores, no oversubscription
@@ -152,10 +186,8 @@ def integration(session: nox.Session) -> None:
         # starts cold, and nothing outside the checkout changes what a run costs
         "TORCHINDUCTOR_CACHE_DIR": str(ROOT / "build" / "inductor-cache"),
     }
-    session.run(
-        "python",
-        "-m",
-        "pytest",
+    _pytest(
+        session,
         str(tests),
         *map(str, siblings),
         *_workers(session),
@@ -165,6 +197,17 @@ def integration(session: nox.Session) -> None:
         *session.posargs,
         env=env,
     )
+
+
+@nox.session(name="bench-tests")
+def bench_tests(session: nox.Session) -> None:
+    """The benchmark harness' own checks (benchmarks/suite/test_suite.py: the worker
+    protocol, the report, the agreement checks), not its timings."""
+    _sync(session, "--all-packages")
+    suite = ROOT / "benchmarks" / "suite" / "test_suite.py"
+    # a tiny py-jit run among them: Inductor's caches in the tree, as in `integration`
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(ROOT / "build" / "inductor-cache")}
+    _pytest(session, str(suite), "-q", "-p", "no:xdist", *session.posargs, env=env)
 
 
 @nox.session
@@ -376,17 +419,16 @@ def routes(session: nox.Session, route: str) -> None:
         "OMP_NUM_THREADS": "1",
         "TORCHINDUCTOR_CACHE_DIR": str(ROOT / "build" / "inductor-cache"),
     }
-    session.run(
-        "python", "-m", "pytest", str(tests), *_workers(session), "-q", *session.posargs, env=env
-    )
+    _pytest(session, str(tests), *_workers(session), "-q", *session.posargs, env=env)
 
 
 @nox.session
 def conformance(session: nox.Session) -> None:
-    """Run every input of ../shared/conformance against the ledger (integration runs it too)."""
+    """Every input of tests-integration/conformance/data (NEML2_CONFORMANCE_DIR overrides)
+    against the ledger (integration runs it too)."""
     _sync(session, "--all-packages")
     tests = ROOT / "tests-integration" / "conformance"
-    session.run("python", "-m", "pytest", str(tests), "-q", *session.posargs)
+    _pytest(session, str(tests), "-q", *session.posargs)
 
 
 @nox.session

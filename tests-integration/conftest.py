@@ -1,8 +1,10 @@
 """Session-wide rules of the integration run.
 
-With ``NEML2_FAIL_ON_SKIP=1`` (set by ``nox -s integration``, which CI runs) a skipped
-test fails the run: in CI a missing prerequisite is a failure, not a skip that reads as
-a pass. Skips for a missing GPU are the one exception (no accelerator is lent to CI).
+The CI rule (``NEML2_FAIL_ON_SKIP=1``: a skip, xfail or xpass fails the run, except
+that of a test marked ``needs_gpu`` on a machine without CUDA) and the markers
+``needs_gpu`` and ``needs_sibling`` are the pytest plugin
+``tools/pytest-plugins/neml2_fail_on_skip.py``, which every nox session running pytest
+loads with ``-p``; this conftest loads it too, so a run by hand follows the same rule.
 
 Tests marked ``slow_compile`` (the cold AOTI compiles of implicit models, minutes
 each) are opt-in: without ``NEML2_TEST_AOTI_IMPLICIT=1`` they are deselected (pytest
@@ -20,12 +22,18 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-#: words in a skip reason that mark a test needing hardware CI does not have
-HARDWARE = ("cuda", "gpu")
+#: tools/pytest-plugins: the CI rule, in no wheel (nox passes ``-p neml2_fail_on_skip``
+#: with this folder on PYTHONPATH; a plugin already loaded is not loaded twice)
+PLUGINS = Path(__file__).resolve().parents[1] / "tools" / "pytest-plugins"
+if str(PLUGINS) not in sys.path:
+    sys.path.insert(0, str(PLUGINS))
+pytest_plugins = ["neml2_fail_on_skip"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -41,32 +49,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if not item.get_closest_marker("slow_compile")]
-
-
-def allowed_skip(reason: str) -> bool:
-    """Whether a skip with *reason* may pass in CI (it needs a GPU)."""
-    return any(word in reason.lower() for word in HARDWARE)
-
-
-def _reason(report) -> str:
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2])
-    return str(longrepr)
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if os.environ.get("NEML2_FAIL_ON_SKIP") != "1":
-        return
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
-    bad = [(r.nodeid, _reason(r)) for r in skipped if not allowed_skip(_reason(r))]
-    if bad:
-        lines = "\n".join(f"  {nodeid}: {reason}" for nodeid, reason in bad)
-        print(
-            f"\nNEML2_FAIL_ON_SKIP: {len(bad)} test(s) skipped for a missing prerequisite:\n{lines}"
-        )
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # ---------------------------------------------------------------------- pytest-xdist

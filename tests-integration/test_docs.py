@@ -15,8 +15,10 @@ into the repository), with one Python namespace per page:
   (``...`` elides) must appear in their output;
 * ``cpp``, ``c++``: a complete translation unit (``#include`` + a function),
   syntax-checked by the C++ compiler against the neml2 headers (``cpp/*/include``,
-  what the SDK installs) and torch's; skipped, and counted, without a compiler;
-* ``cmake``: parsed by ``cmake -P`` inside ``if(FALSE)`` (syntax, no configure);
+  what the SDK installs) and torch's; without a compiler the page's test is skipped
+  after its other blocks ran (a skip: under NEML2_FAIL_ON_SKIP=1 it fails the run);
+* ``cmake``: parsed by ``cmake -P`` inside ``if(FALSE)`` (syntax, no configure); without
+  cmake, likewise a skip of the page's test;
 * ``json``, ``toml``, ``yaml``: parsed;
 * ``text``: shown only (output, layouts).
 
@@ -201,7 +203,10 @@ class PageRunner:
         self.workdir = workdir
         self._python: subprocess.Popen | None = None
         self._python_log = None
-        self.skipped: list[str] = []
+        self.skipped: list[str] = []  # blocks a docs-test: skip directive leaves out
+        #: blocks not run for a missing tool (no C++ compiler, no cmake): the page's test
+        #: skips after its other blocks, so the CI rule sees it
+        self.missing: list[str] = []
         self.ran: list[str] = []
 
     def run(self, block: Block) -> None:
@@ -228,7 +233,7 @@ class PageRunner:
         except DocsError:
             raise
         except pytest.skip.Exception as e:
-            self.skipped.append(f"{block.where} ({block.lang}): {e.msg}")
+            self.missing.append(f"{block.where} ({block.lang}): {e.msg}")
             return
         except BaseException as e:
             raise DocsError(f"{block.where} ({block.lang}): {type(e).__name__}: {e}") from e
@@ -463,8 +468,9 @@ def workdir(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: _rel(p))
-def test_page_code_blocks_run(page, workdir):
+def run_page(page: Path, workdir: Path) -> PageRunner:
+    """Run every block of *page* in order; skip (``pytest.skip``) at the end if a block
+    could not run for a missing tool, so the run reports it (and the CI rule fails it)."""
     blocks = extract(page.read_text(), page)
     runner = PageRunner(workdir)
     try:
@@ -475,7 +481,15 @@ def test_page_code_blocks_run(page, workdir):
     print(f"{_rel(page)}: {len(runner.ran)} blocks ran, {len(runner.skipped)} skipped")
     for s in runner.skipped:
         print("  skipped:", s)
-    assert len(runner.ran) + len(runner.skipped) == len(blocks)
+    assert len(runner.ran) + len(runner.skipped) + len(runner.missing) == len(blocks)
+    if runner.missing:
+        pytest.skip(f"{len(runner.missing)} block(s) not run: " + "; ".join(runner.missing))
+    return runner
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: _rel(p))
+def test_page_code_blocks_run(page, workdir):
+    run_page(page, workdir)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: _rel(p))
@@ -615,6 +629,25 @@ def test_runner_reports_failing_blocks(tmp_path):
         )
     runner.run(extract("<!-- docs-test: skip (reason) -->\n```fortran\nend\n```\n", page)[0])
     assert len(runner.skipped) == 1 and len(runner.ran) == 4
+
+
+def test_a_block_without_its_tool_skips_the_page(tmp_path, monkeypatch):
+    """Without a C++ compiler or cmake the page's other blocks still run, then its test
+    is skipped (a pytest skip, which NEML2_FAIL_ON_SKIP=1 turns into a failure), never
+    counted away inside the runner."""
+    page = tmp_path / "p.md"
+    page.write_text(
+        "```python\nx = 1\n```\n\n```cpp\n#include <vector>\nint f() { return 0; }\n```\n\n"
+        "```cmake\nset(A 1)\n```\n\n```python\nassert x == 1\n```\n"
+    )
+    monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
+    with pytest.raises(pytest.skip.Exception, match="2 block") as e:
+        run_page(page, tmp_path)
+    assert "no C++ compiler on PATH" in e.value.msg and "no cmake on PATH" in e.value.msg
+    broken = page.read_text().replace("x == 1", "x == 2")
+    page.write_text(broken)  # a failing block still fails the test, not a skip
+    with pytest.raises(DocsError, match="AssertionError"):
+        run_page(page, tmp_path)
 
 
 def test_path_check_flags_missing_paths(tmp_path):

@@ -655,16 +655,17 @@ def test_run_refuses_cuda_before_measuring(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "r").exists()
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 def test_cuda_is_refused_on_this_cpu_only_machine(tmp_path):
-    """The real thing, no simulation: run.py and both workers refuse --device cuda at
-    once, with the message, and write no row."""
+    """The real thing, no simulation of torch: run.py and both workers refuse --device
+    cuda at once, with the message, and write no row (on a machine with a GPU too, which
+    CUDA_VISIBLE_DEVICES hides from them: the test runs everywhere, it never skips)."""
     import _reference_env
 
+    no_gpu = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
     cmd = [sys.executable, str(HERE / "run.py"), "--device", "cuda", "--sides", "ours",
            "reference", "--workloads", "elasticity", "--batches", "1", "--allow-dirty",
            "--out-dir", str(tmp_path / "res")]  # fmt: skip
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=no_gpu)
     assert r.returncode == 2 and "--device cuda:" in r.stderr, r.stderr
     assert "sees no CUDA device" in r.stderr and not (tmp_path / "res").exists()
     workers = [(sys.executable, "_ours_worker.py")]
@@ -675,7 +676,7 @@ def test_cuda_is_refused_on_this_cpu_only_machine(tmp_path):
         cmd = [python, str(HERE / script), "--workload", "elasticity", "--route", "py-eager",
                "--batches", "1", "--device", "cuda", "--work-dir", str(tmp_path / "w"),
                "--out", str(out)]  # fmt: skip
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=no_gpu)
         assert r.returncode != 0 and f"{script}: --device cuda:" in r.stderr, r.stderr
         assert "sees no CUDA device" in r.stderr and not out.exists()
 

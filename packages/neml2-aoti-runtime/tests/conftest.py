@@ -26,6 +26,15 @@ def _builder(name: str):
     return module
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # here, not in pyproject.toml: an edit there rebuilds the runtime (its uv cache-keys)
+    for line in (
+        "needs_gpu: needs a CUDA device (its skip passes CI only without one)",
+        "needs_sibling: needs a sibling package; deselected in this package's nox session",
+    ):
+        config.addinivalue_line("markers", line)
+
+
 make_artifact = _builder("make_artifact")
 make_dispatch_artifact = _builder("make_dispatch_artifact")
 reference = make_artifact.reference

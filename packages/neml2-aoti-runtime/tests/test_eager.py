@@ -2,7 +2,7 @@
 
 The C++ class joins this interpreter and calls the Python models, so its results must
 equal py-eager's; the closed form checks elasticity independently. Needs neml2.models
-(absent from the deployment pair: those tests skip), except the checks that
+(absent from the deployment pair: those tests are marked needs_sibling), except the checks that
 ``import neml2.aoti`` never loads it and that its former name ``neml2.aoti._eager``
 still imports, with a DeprecationWarning naming the new one.
 """
@@ -22,10 +22,16 @@ ROOT = Path(__file__).resolve().parents[3]
 INPUTS = ROOT / "cpp" / "tests" / "eager"
 F64 = torch.float64
 
-needs_models = pytest.mark.skipif(
+_no_models = pytest.mark.skipif(
     importlib.util.find_spec("neml2.models") is None,
     reason="neml2.models is not installed (deployment pair): cpp-eager has no models to run",
 )
+
+
+def needs_models(test):
+    """neml2.models is no dependency of this package: marked needs_sibling, the test is
+    deselected in the package's isolated session and run by the integration session."""
+    return pytest.mark.needs_sibling(_no_models(test))
 
 
 def test_import_neml2_aoti_does_not_load_eager():

@@ -4,7 +4,7 @@
 ``neml2.aoti.DispatchedModel`` (cpp-dispatch) and ``neml2.aoti.cpp_eager.Model``
 (cpp-eager) have the same signature properties, with values of the same Python types;
 on one artifact the two compiled classes, and the ``neml2.aoti.Model`` wrapper, report
-the same values. The cpp-eager values need neml2.models (skipped without it).
+the same values. The cpp-eager values need neml2.models (marked needs_sibling).
 """
 
 from __future__ import annotations
@@ -111,6 +111,7 @@ def test_set_parameter_takes_numbers(wobble):
         assert m.named_parameters()["k"].item() == 2.5
 
 
+@pytest.mark.needs_sibling  # neml2.models: run by the integration session
 @pytest.mark.skipif(
     importlib.util.find_spec("neml2.models") is None,
     reason="neml2.models is not installed (deployment pair): cpp-eager has no models to run",

@@ -392,6 +392,7 @@ UNIT = """\
 """
 
 
+@pytest.mark.needs_sibling  # neml2.drivers: run by the integration session
 def test_model_unit_test_driver(tmp_path):
     """The conformance harness' check: values, and first derivatives against autograd."""
     pytest.importorskip("neml2.drivers")
@@ -460,6 +461,7 @@ J2_KINHARDEN = """\
 """
 
 
+@pytest.mark.needs_sibling  # neml2.drivers: run by the integration session
 def test_model_unit_test_driver_j2(tmp_path):
     """The regression inputs' J2 set-up (needs the common SR2 models)."""
     pytest.importorskip("neml2.drivers")
