@@ -28,13 +28,7 @@ sys.path.insert(0, str(ROOT / "tests-integration" / "conformance"))
 from _cases import FOLDER as CONFORMANCE  # noqa: E402
 
 CACHE = ROOT / "build" / "aoti-cache"
-CASE = (
-    CONFORMANCE
-    / "regression"
-    / "solid_mechanics"
-    / "rate_independent_plasticity"
-    / "isoharden"
-)
+CASE = CONFORMANCE / "regression" / "solid_mechanics" / "rate_independent_plasticity" / "isoharden"
 F64 = torch.float64
 
 pytestmark = [

@@ -24,6 +24,7 @@ MODULES = [
     "neml2.models",
     "neml2.models.model",
     "neml2.tensors",
+    "neml2.tensors.interrupt",
     "neml2.hit",
     "neml2.solvers",
     "neml2.aoti",

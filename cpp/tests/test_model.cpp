@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -196,6 +197,14 @@ main(int argc, char ** argv)
   check_values(m, {3}, -1.0);
   CHECK_THROWS(FatalError, m.set_parameter("E", at::ones({}, F64)), "no promoted parameter 'E'");
   CHECK_THROWS(FatalError, m.set_parameter("k", at::ones({2}, F64)), "compiled with shape ()");
+  // never cast, always finite; the model keeps its value
+  CHECK_THROWS(FatalError,
+               m.set_parameter("k", at::ones({}, at::kLong)),
+               "parameter 'k' is float64: the value has dtype int64, which is not floating-point");
+  CHECK_THROWS(FatalError,
+               m.set_parameter("k", at::full({}, std::nan(""), F64)),
+               "parameter 'k' has the non-finite value nan: a parameter must be finite");
+  check_values(m, {3}, -1.0);
 
   // Bad inputs.
   const auto x = at::rand({3}, F64);

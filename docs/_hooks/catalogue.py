@@ -81,10 +81,13 @@ def has_equation(entry: dict) -> bool:
 
 
 def _description(f: dict) -> str:
-    """An option's table cell: its doc, its choices and its older spellings."""
+    """An option's table cell: its doc, its choices, its valid range and its older
+    spellings."""
     parts = [_md(f.get("doc") or "")]
     if f.get("choices"):
         parts.append("One of " + ", ".join(f"`{c}`" for c in f["choices"]) + ".")
+    if f.get("range"):
+        parts.append(f"Range `{f['range']}`.")
     if f.get("formerly"):
         parts.append("Older NEML2 spelling: " + ", ".join(f"`{c}`" for c in f["formerly"]) + ".")
     return _cell(" ".join(p for p in parts if p))
@@ -159,7 +162,9 @@ def render(entries: list[dict], conventions: list[dict] | None = None) -> str:
         "docstring (the equation it implements, shapes in `(*B, ...)`) and every option: "
         "its kind (`input`/`output` variable names, `parameter` values, plain `option`s, "
         'references to other `model`s or `data`), type ("list of" for a list), default, '
-        "choices and older NEML2 spellings, then the variable names the type derives. "
+        "choices, the valid range of a number (interval notation: `(0, inf)` positive and "
+        "finite, `[1, inf)` at least 1; a parameter given by a variable is not checked "
+        "at load) and older NEML2 spellings, then the variable names the type derives. "
         "`uv run neml2-syntax TYPE` prints the same on a terminal.",
         "",
         *_conventions(conventions or []),

@@ -113,6 +113,8 @@ def check_row(row: Cli | Api, tmp: Path) -> None:
             os.chdir(cwd)
         text = err.getvalue() + out.getvalue()
         assert code == row.exit, f"exit {code}, expected {row.exit}; output:\n{text}"
+        if code not in (0, 2):  # 2: argparse prints its usage above the error line
+            assert_one_error_line(err.getvalue())
         assert _has(text, row.fragment, row.regex), (
             f"message lacks {row.fragment!r}; output:\n{text}"
         )
@@ -125,6 +127,14 @@ def check_row(row: Cli | Api, tmp: Path) -> None:
     assert _has(message, row.fragment, row.regex), (
         f"{type(info.value).__name__} message lacks {row.fragment!r}: {message}"
     )
+
+
+def assert_one_error_line(stderr: str) -> None:
+    """A command that failed printed its error on one line of *stderr*, without a
+    traceback (warnings, ``prog: warning: ...``, may come before it)."""
+    assert "Traceback" not in stderr, f"a traceback on stderr:\n{stderr}"
+    lines = [ln for ln in stderr.splitlines() if ln.strip() and ": warning: " not in ln]
+    assert len(lines) <= 1, f"{len(lines)} lines on stderr, expected one error line:\n{stderr}"
 
 
 def ids(rows) -> list[str]:

@@ -9,6 +9,7 @@ result lacks and on shapes that do not broadcast, and print the true worst error
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 import torch
@@ -168,6 +169,20 @@ def _drop_first(rows):
     del rows[0]
 
 
+def _replaced_row(rid, driver, fragment, name, make, regex=False):
+    """A check whose file *name* (``gold.pt``, ``ref.csv``) is replaced by ``make(path)``
+    (a directory, a FIFO, an empty or a binary file) once the good one is written."""
+    files, write_gold = _files()
+
+    def prepare(tmp):
+        write_gold(tmp)
+        (tmp / name).unlink()
+        make(tmp / name)
+
+    argv = ("t.i", driver, "--quiet")
+    return Cli(rid, run_main, argv, 1, fragment, files=files, prepare=prepare, regex=regex)
+
+
 def _nan_row(rows):
     rows[2][1] = "nan"
 
@@ -309,8 +324,65 @@ ROWS = [
         "regression-gold-key-we-lack",
         "regression",
         1,
-        "output.2.plastic_strain: in the gold file, missing from our results",
+        "our results lack 1 value(s), at step(s) 2: output.2.plastic_strain",
         gold_edit=lambda g: {**g, "output.2.plastic_strain": torch.zeros(6)},
+    ),
+    _row(
+        # the gold ends a step early: the last step would go unchecked
+        "regression-gold-lacks-a-step",
+        "regression",
+        1,
+        "the gold file lacks 1 value(s), at step(s) 3: output.3.stress of our results",
+        gold_edit=lambda g: {k: v for k, v in g.items() if not k.startswith("output.3.")},
+    ),
+    _row(
+        "regression-gold-has-more-steps",
+        "regression",
+        1,
+        "our results lack 2 value(s), at step(s) 4, 10: output.4.stress, output.10.stress",
+        gold_edit=lambda g: {
+            **g,
+            "output.10.stress": g["output.3.stress"],
+            "output.4.stress": g["output.3.stress"],
+        },
+    ),
+    _replaced_row(
+        "regression-gold-is-a-directory",
+        "regression",
+        r"t\.i:\d+:\d+: reference file \S*gold\.pt is a directory, not a regular file",
+        "gold.pt",
+        lambda p: p.mkdir(),
+        regex=True,
+    ),
+    _replaced_row(
+        "regression-gold-is-a-fifo",
+        "regression",
+        "gold.pt is a FIFO, not a regular file",
+        "gold.pt",
+        os.mkfifo,
+    ),
+    Cli(
+        "regression-gold-path-through-a-file",
+        run_main,
+        ("t.i", "regression", "Drivers/regression/reference='t.i/gold.pt'", "--quiet"),
+        1,
+        r"reference file \S*t\.i/gold\.pt: '\S*t\.i' is not a directory",
+        files=_files()[0],
+        regex=True,
+    ),
+    _replaced_row(
+        "regression-gold-is-an-empty-file",
+        "regression",
+        "gold.pt is empty",
+        "gold.pt",
+        lambda p: p.write_bytes(b""),
+    ),
+    _replaced_row(
+        "regression-gold-is-not-a-torch-file",
+        "regression",
+        "gold.pt: not a file of tensors written by torch.save",
+        "gold.pt",
+        lambda p: p.write_bytes(b"\xff\xfe binary \x80"),
     ),
     _row(
         "regression-gold-shape-does-not-broadcast",
@@ -377,6 +449,37 @@ ROWS = [
         1,
         "output.4.stress: missing from our results",
         csv_edit=lambda rows: rows.append(list(rows[-1])),
+    ),
+    _row(
+        # the CSV stops a step early: the last step would go unchecked
+        "verification-reference-shorter-than-run",
+        "verification",
+        1,
+        "the reference for output.stress ends at step 2, the run at 3: 1 value(s), at "
+        "step(s) 3: output.3.stress not compared",
+        csv_edit=lambda rows: rows.pop(),
+    ),
+    _replaced_row(
+        "verification-reference-csv-is-a-directory",
+        "verification",
+        r"t\.i:\d+:\d+: CSV file \S*ref\.csv is a directory, not a regular file",
+        "ref.csv",
+        lambda p: p.mkdir(),
+        regex=True,
+    ),
+    _replaced_row(
+        "verification-reference-csv-is-a-fifo",
+        "verification",
+        "ref.csv is a FIFO, not a regular file",
+        "ref.csv",
+        os.mkfifo,
+    ),
+    _replaced_row(
+        "verification-reference-csv-is-binary",
+        "verification",
+        "ref.csv is not UTF-8 text",
+        "ref.csv",
+        lambda p: p.write_bytes(b"\xff\xfe binary \x80"),
     ),
     _row(
         "verification-reference-off",

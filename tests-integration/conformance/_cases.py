@@ -26,9 +26,7 @@ from neml2.models import load_input
 REPO = Path(__file__).resolve().parents[2]
 #: The conformance data: the repository's copy (data/PROVENANCE.md); NEML2_CONFORMANCE_DIR
 #: points elsewhere.
-FOLDER = Path(
-    os.environ.get("NEML2_CONFORMANCE_DIR", Path(__file__).resolve().parent / "data")
-)
+FOLDER = Path(os.environ.get("NEML2_CONFORMANCE_DIR", Path(__file__).resolve().parent / "data"))
 LEDGER = Path(__file__).resolve().parent / "ledger.toml"
 CHECKS = ("ModelUnitTest", "TransientRegression", "Verification")
 

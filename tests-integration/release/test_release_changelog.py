@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -79,12 +80,21 @@ def test_link_references_stay_at_the_end():
         (LOG.replace(" - 2026-01-02", ""), "needs its date"),
         (LOG.replace("### Fixed", "### Misc"), "'### Misc' is not one of"),
         (LOG + "\n## [0.2.0] - 2026-01-01\n\n- x\n", "is not older than"),
+        (
+            LOG + "\n## [0.0.9] - 2026-03-01\n\n- x\n",
+            "[0.0.9] is dated 2026-03-01, after [0.1.0] above it (2026-01-02)",
+        ),
         (LOG.replace("[0.1.0]", "[0.0.9]"), "is not the version in pyproject.toml (0.1.0)"),
     ],
 )
 def test_problems(text, message):
     found = changelog.problems(text, Version("0.1.0"))
     assert any(message in p for p in found), found
+
+
+def test_latest_dated_release():
+    assert changelog.latest_dated_release(LOG) == ("0.1.0", date(2026, 1, 2))
+    assert changelog.latest_dated_release(LOG.split("## [0.1.0]")[0]) is None
 
 
 def test_every_package_changelog_is_valid_and_has_entries():

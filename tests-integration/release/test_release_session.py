@@ -162,6 +162,26 @@ def test_what_stops_a_release(work_clone):
     assert log.read_text() == "# Changelog\n\n## [Unreleased]\n"
 
 
+def test_a_release_dated_before_the_previous_one_is_refused(work_clone):
+    log = work_clone / "packages/neml2-hit/CHANGELOG.md"
+    log.write_text(
+        "# Changelog\n\n## [Unreleased]\n\n### Fixed\n\n- a fix\n\n"
+        "## [0.1.0] - 2030-06-01\n\n### Added\n\n- the first release\n"
+    )
+    plan = release.make_plan(work_clone, "neml2-hit", "0.2.0", "2030-01-02", dry_run=True)
+    (line,) = [e for e in plan.errors if "before" in e]
+    assert line == (
+        "the release date 2030-01-02 is before 2030-06-01, the date of the previous "
+        "release [0.1.0] in packages/neml2-hit/CHANGELOG.md"
+    )
+    with pytest.raises(ToolError, match=r"would stop: the release date 2030-01-02 is before"):
+        release.main(["neml2-hit", "0.2.0", "--dry-run", "--date", "2030-01-02"], work_clone)
+    # the same day as the previous release, or later, is fine
+    for day in ("2030-06-01", "2030-06-02"):
+        plan = release.make_plan(work_clone, "neml2-hit", "0.2.0", day, dry_run=True)
+        assert not any("before" in e for e in plan.errors), plan.errors
+
+
 def test_a_runtime_release_moves_every_range_of_it(work_clone):
     """neml2-aoti-runtime 0.2.0: a wheel only; neml2-compile's range and cpp/consumer's
     find_package version move, with an entry in neml2-compile's changelog."""

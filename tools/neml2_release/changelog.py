@@ -177,6 +177,19 @@ def released_versions(text: str) -> list[Version]:
     return out
 
 
+def latest_dated_release(text: str) -> tuple[str, _dt.date] | None:
+    """``(version, date)`` of the newest release section with a valid date (the first in
+    the file), None when there is none."""
+    for s in sections(text.splitlines()):
+        if s.name.lower() == UNRELEASED.lower() or s.date is None:
+            continue
+        try:
+            return s.name, _dt.date.fromisoformat(s.date.strip())
+        except ValueError:
+            continue
+    return None
+
+
 def problems(text: str, project_version: Version) -> list[str]:
     """What makes *text* not a changelog of this form for a package now at
     *project_version* (empty: none)."""
@@ -191,6 +204,7 @@ def problems(text: str, project_version: Version) -> list[str]:
     if sum(s.name.lower() == UNRELEASED.lower() for s in secs) > 1:
         found.append("it has more than one [Unreleased] section")
     previous: Version | None = None
+    newer: tuple[str, _dt.date] | None = None  # the dated release above
     for s in secs:
         m = _HEADING.match(lines[s.start])
         if m is None:
@@ -209,9 +223,16 @@ def problems(text: str, project_version: Version) -> list[str]:
                 found.append(f"line {s.start + 1}: [{s.name}] needs its date (' - YYYY-MM-DD')")
             else:
                 try:
-                    _dt.date.fromisoformat(s.date)
+                    day = _dt.date.fromisoformat(s.date)
                 except ValueError:
                     found.append(f"line {s.start + 1}: {s.date!r} is not a date YYYY-MM-DD")
+                else:
+                    if newer is not None and day > newer[1]:
+                        found.append(
+                            f"line {s.start + 1}: [{s.name}] is dated {day}, after "
+                            f"[{newer[0]}] above it ({newer[1]})"
+                        )
+                    newer = (s.name, day)
             if previous is not None and v >= previous:
                 found.append(f"line {s.start + 1}: [{v}] is not older than [{previous}] above it")
             if previous is None and v != project_version:

@@ -95,7 +95,7 @@ def make_plan(
     new = workspace.parse_version(version)
     date = date or _dt.date.today().isoformat()
     try:
-        _dt.date.fromisoformat(date)
+        day = _dt.date.fromisoformat(date)
     except ValueError:
         raise ToolError(f"--date {date!r} is not a date YYYY-MM-DD") from None
     plan = Plan(root, pkg, new, date, dry_run)
@@ -116,6 +116,12 @@ def make_plan(
     if log_text is None:
         plan.errors.append(f"{plan.rel(pkg.changelog)} is missing")
     else:
+        last = changelog.latest_dated_release(log_text)
+        if last is not None and day < last[1]:
+            plan.errors.append(
+                f"the release date {day} is before {last[1]}, the date of the previous "
+                f"release [{last[0]}] in {plan.rel(pkg.changelog)}"
+            )
         for p in changelog.problems(log_text, pkg.version):
             plan.errors.append(f"{plan.rel(pkg.changelog)}: {p}")
         if not changelog.unreleased_entries(log_text):

@@ -10,6 +10,7 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
+#include <cmath>
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
@@ -136,6 +137,28 @@ read_shape(const Json & j, const std::string & what)
   for (const auto & d : j.as_array(what))
     s.push_back(d.as_int(what));
   return s;
+}
+
+/// The file `rel` that the metadata key `key` of the artifact `what` (its metadata.json,
+/// in the folder `dir`) names: resolved, symlinks too, inside `dir`. A path leading out
+/// (`..`, absolute, a symlink out) is refused before anything opens it.
+std::string
+artifact_file(const std::string & dir,
+              const std::string & rel,
+              const std::string & what,
+              const std::string & key)
+{
+  std::error_code ec;
+  auto root = fs::absolute(dir.empty() ? fs::path(".") : fs::path(dir), ec);
+  if (!ec)
+    root = fs::weakly_canonical(root, ec);
+  const auto file = ec ? fs::path() : fs::weakly_canonical(root / rel, ec);
+  const auto inside = file.lexically_relative(root);
+  if (ec || rel.empty() || fs::path(rel).is_absolute() || inside.empty() || inside == "." ||
+      *inside.begin() == "..")
+    throw FatalError(what + ": " + key + " = '" + rel + "' lies outside the artifact directory " +
+                     root.string() + "; refusing to open it");
+  return (fs::path(dir) / rel).string();
 }
 
 /// The variables `names` of one kind with their types, base and sub-batch shapes.
@@ -637,9 +660,10 @@ Model::Impl::load(const std::string & path,
     m.dtype = parse_dtype(dt, what);
     // a GPU wants the whole batch at once; slices pay off where caches are small
     m.points_per_call = m.device.is_cpu() ? DEFAULT_POINTS_PER_CALL : 0;
+    const auto where = "targets[" + std::to_string(chosen - targets.data()) + "].graphs.";
     for (const auto & [g, rel] : chosen->at("graphs", what).as_object(what + " graphs"))
     {
-      const auto file = (fs::path(m.dir) / rel.as_string(what + " graph")).string();
+      const auto file = artifact_file(m.dir, rel.as_string(what + " graph"), what, where + g);
       if (!fs::is_regular_file(file))
         throw FatalError(what + ": graph file " + file + " is missing");
       m.graphs[g] = file;
@@ -911,7 +935,36 @@ Model::Impl::set_parameter(const std::string & name, const at::Tensor & value)
     throw FatalError("parameter '" + name + "' has shape " +
                      (value.defined() ? shape_str(value.sizes()) : "(undefined)") +
                      " but was compiled with shape " + shape_str(m.param_shapes.at(name)));
-  m.params[name] = value.to(m.device, m.dtype).clone();
+  // the rules of neml2.tensors.checked_parameter: floating point (never cast), finite
+  if (!at::isFloatingType(value.scalar_type()))
+    throw FatalError("parameter '" + name + "' is " + dtype_name(m.dtype) +
+                     ": the value has dtype " + dtype_name(value.scalar_type()) +
+                     ", which is not floating-point (it is never cast)");
+  auto v = value.to(m.device, m.dtype).clone();
+  const auto bad = at::logical_not(at::isfinite(v)).flatten();
+  if (bad.any().item<bool>())
+  {
+    auto k = bad.nonzero()[0][0].item<int64_t>();
+    const double x = v.flatten()[k].item<double>();
+    std::ostringstream os;
+    os << "parameter '" << name << "' has the non-finite value ";
+    if (std::isnan(x))
+      os << "nan"; // as Python writes it (printf may write -nan)
+    else
+      os << (x < 0 ? "-inf" : "inf");
+    if (v.dim() > 0)
+    {
+      Shape index(static_cast<std::size_t>(v.dim()));
+      for (auto d = v.dim(); d-- > 0;)
+      {
+        index[static_cast<std::size_t>(d)] = k % v.size(d);
+        k /= v.size(d);
+      }
+      os << " at index " << shape_str(index);
+    }
+    throw FatalError(os.str() + ": a parameter must be finite");
+  }
+  m.params[name] = std::move(v);
 }
 } // namespace neml2::aoti
 

@@ -160,15 +160,20 @@ bind_surface(py::class_<M, Options...> & cls)
           "set_parameter",
           [](M & self, const std::string & name, const py::object & value)
           {
-            const auto as_tensor = py::module_::import("torch").attr("as_tensor");
-            const auto t = py::cast<at::Tensor>(as_tensor(value, py::arg("dtype") = self.dtype()));
+            // a tensor as given (the C++ model refuses one that is not floating-point);
+            // a number or nested list has no dtype of its own: the model's
+            const auto torch = py::module_::import("torch");
+            const auto t = py::isinstance(value, torch.attr("Tensor"))
+                               ? py::cast<at::Tensor>(value)
+                               : py::cast<at::Tensor>(torch.attr("as_tensor")(
+                                     value, py::arg("dtype") = self.dtype()));
             py::gil_scoped_release release;
             self.set_parameter(name, t);
           },
           py::arg("name"),
           py::arg("value"),
-          "Replace parameter *name* wholesale by *value* (a tensor, number or nested list, "
-          "converted to the model's dtype).");
+          "Replace parameter *name* wholesale by *value* (a floating-point tensor, number or "
+          "nested list, converted to the model's dtype; every value finite).");
   return cls;
 }
 } // namespace neml2::python

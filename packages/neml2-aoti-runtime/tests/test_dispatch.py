@@ -128,6 +128,19 @@ def test_parameters_reach_every_worker(wobble):
         d.set_parameter("nu", 1.0)
 
 
+def test_set_parameter_is_checked(wobble):
+    """cpp-dispatch runs cpp-aoti's checks: a non-finite value and an integer tensor are
+    refused, naming the parameter, and every worker keeps the value."""
+    d = DispatchedModel(wobble)
+    x = _inputs(101, seed=6)
+    ref = d.forward(x)
+    with pytest.raises(FatalError, match=r"parameter 'k' has the non-finite value nan"):
+        d.set_parameter("k", float("nan"))
+    with pytest.raises(FatalError, match=r"the value has dtype int64, which is not floating"):
+        d.set_parameter("k", torch.tensor(3))
+    _assert_identical(d.forward(x), ref)
+
+
 def test_failing_chunk_names_its_range(wobble):
     x = _inputs(1001, seed=5)
     x["x"][600] = -1.0  # the artifact reports x < 0 as a failed solve

@@ -215,3 +215,19 @@ def test_taylor_grains_given_as_sub_batch(eager):
     for o, row in J_ref.items():
         for i, b in row.items():
             torch.testing.assert_close(J[o][i], b, rtol=1e-12, atol=1e-14)
+
+
+@needs_models
+def test_set_parameter_is_checked(eager):
+    """cpp-eager's set_parameter is py-eager's (a tensor reaches it as given): a value
+    that is not finite or not floating-point is refused naming the parameter, and the
+    model keeps its value."""
+    from neml2.tensors import FatalError
+
+    m = eager.Model(str(INPUTS / "elasticity.i"), "model")
+    E = float(m.named_parameters()["E"])
+    with pytest.raises(FatalError, match=r"parameter 'E' has the non-finite value nan"):
+        m.set_parameter("E", torch.tensor(float("nan"), dtype=F64))
+    with pytest.raises(FatalError, match=r"the value has dtype torch\.int64, which is not float"):
+        m.set_parameter("E", torch.tensor(3))
+    assert float(m.named_parameters()["E"]) == E

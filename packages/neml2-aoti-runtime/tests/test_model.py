@@ -106,6 +106,50 @@ def test_parameters_are_mutable(artifact):
 
 
 @pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (float("nan"), r"^parameter 'k' has the non-finite value nan: a parameter must be finite$"),
+        (torch.tensor(float("-inf"), dtype=F64), r"^parameter 'k' has the non-finite value -inf"),
+        (
+            torch.tensor(2),
+            r"^parameter 'k' is torch\.float64: the value has dtype torch\.int64, which is not "
+            r"floating-point",
+        ),
+        (torch.tensor(2 + 1j), r"the value has dtype torch\.complex64, which is not floating"),
+        (torch.tensor(True), r"the value has dtype torch\.bool, which is not floating"),
+        ("2", r"^parameter 'k': a str is not a number or tensor$"),
+    ],
+)
+def test_set_parameter_refuses(artifact, value, message):
+    """py-aoti: one line naming the parameter; the model keeps its value."""
+    m = Model(artifact)
+    x = _inputs(3)
+    with pytest.raises(FatalError, match=message):
+        m.set_parameter("k", value)
+    torch.testing.assert_close(m.forward(x)["y"], reference(x["x"], x["strain"], 2.0)[0])
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (torch.tensor(float("nan"), dtype=F64), r"^parameter 'k' has the non-finite value nan: a"),
+        (torch.tensor(float("inf"), dtype=F64), r"^parameter 'k' has the non-finite value inf: a"),
+        (
+            torch.tensor(2),
+            r"^parameter 'k' is float64: the value has dtype int64, which is not floating-point",
+        ),
+    ],
+)
+def test_runtime_set_parameter_refuses(artifact, value, message):
+    """The C++ runtime (cpp-aoti, cpp-dispatch) checks the same past the Python checks."""
+    m = Model(artifact)
+    with pytest.raises(FatalError, match=message):
+        m._cpp.set_parameter("k", value)
+    m._cpp.set_parameter("k", 3)  # a number has no dtype of its own: the model's
+    assert float(m.named_parameters()["k"]) == 3.0
+
+
+@pytest.mark.parametrize(
     ("change", "message"),
     [
         (lambda x: x.pop("x"), "missing input 'x'"),
@@ -121,7 +165,7 @@ def test_parameters_are_mutable(artifact):
         (lambda x: x.update(x=[1.0, 2.0, 3.0]), "input 'x' is a list, not a torch.Tensor"),
         (
             lambda x: x.update(x=torch.zeros(4, dtype=F64)),
-            "does not broadcast",
+            r"^input 'x' has batch shape \(4,\) and input 'strain' \(3,\): they do not broadcast$",
         ),
     ],
 )

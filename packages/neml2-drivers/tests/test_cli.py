@@ -94,7 +94,7 @@ def test_syntax_one_type_in_text(capsys):
     assert syntax_main(["ModelUnitTest"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("[Drivers] ModelUnitTest\n")
-    assert "derivative_rel_tol (option, float, default 1e-05)" in out
+    assert "derivative_rel_tol (option, float, default 1e-05, range [0, inf))" in out
 
 
 def test_syntax_unknown_type(capsys):

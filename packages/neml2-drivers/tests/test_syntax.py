@@ -138,7 +138,15 @@ def test_former_spellings_are_shown(capsys):
 def test_python_tensor_type_is_described(capsys):
     out = _text(capsys, "Python")
     assert out.startswith("[Tensors] Python\n")
-    for phrase in ("`torch`, `math`, `np` and `numpy`", "result", "float64", "expr (option"):
+    for phrase in (
+        "`torch`, `math`, `np` and `numpy`",
+        "allow-list",
+        "--allow-python-code",
+        "- `torch`: abs, ",  # the listed names, generated from the allow-list
+        "result",
+        "float64",
+        "expr (option",
+    ):
         assert phrase in out
 
 

@@ -184,3 +184,32 @@ def test_number_literals_as_initial_conditions(tmp_path):
     # steps of 0.5: x <- x (1 - 2 * 0.5) = 0, e <- e (1 + 0.5) = -1.5
     torch.testing.assert_close(r["output.1.x"], torch.tensor(0.0, dtype=torch.float64))
     torch.testing.assert_close(r["output.1.e"], torch.full((6,), -1.5, dtype=torch.float64))
+
+
+def _batched(tmp_path, times: int, strains: int):
+    """INPUT with the times at batch ``(times,)`` and the strains at ``(strains,)``."""
+    text = INPUT.replace("expand(5, 2)", f"expand(5, {times})").replace(
+        "reshape(5, 1, 1)", f"reshape(5, 1, 1).expand(5, {strains}, 1)"
+    )
+    p = tmp_path / "b.i"
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_batch_shapes_that_do_not_broadcast_name_both_options(tmp_path, capsys):
+    """Times at batch (3,) and strains at (2,) ran before (reporting 3 points): now one
+    line names both options, their [Tensors] blocks and batch shapes."""
+    assert run_main([str(_batched(tmp_path, 3, 2)), "driver"]) == EXIT_FATAL
+    err = capsys.readouterr().err
+    assert (
+        "prescribed_time 'times' has batch shape (3,) and prescribed_SR2_values 'strains' "
+        "(2,): they do not broadcast"
+    ) in err
+    assert not (tmp_path / "out" / "result.pt").exists()
+
+
+def test_batch_shapes_that_broadcast_give_the_points(tmp_path, capsys):
+    """One time history for every point (batch 1) broadcasts; the summary counts the
+    broadcast batch's points, not the time's."""
+    assert run_main([str(_batched(tmp_path, 1, 2)), "driver"]) == 0
+    assert "TransientDriver 'driver': 4 steps x 2 points" in capsys.readouterr().out

@@ -89,7 +89,10 @@ def test_bad_options_name_the_option(tmp_path):
     )
     with pytest.raises(FatalError, match="transition_saturation"):
         load_model(p, "m")
-    with pytest.raises(FatalError, match=r"transition_saturation = 1\.5"):
+    with pytest.raises(
+        FatalError,
+        match=r"option 'transition_saturation' = 1\.5 is out of range: it must be in \[0, 1\]",
+    ):
         BrooksCoreyCapillaryPressure(
             threshold_pressure=1.0, exponent=1.0, transition_saturation=1.5
         )

@@ -24,7 +24,7 @@ import torch
 from neml2.aoti import _core
 from neml2.aoti._device_meta import is_device_metadata, read_device_metadata, read_json_object
 from neml2.aoti._schema import check_artifact
-from neml2.tensors import FatalError
+from neml2.tensors import FatalError, broadcast_batch_shapes, checked_parameter
 
 
 class Blocks(dict):
@@ -110,7 +110,35 @@ def read_metadata(path: str | Path) -> tuple[Path, dict[str, Any]]:
             str(q["name"]), [int(s) for s in q["shape"]], [float(x) for x in q["value"]]
     except (KeyError, TypeError, ValueError) as e:
         raise FatalError(f"{meta_path}: corrupt metadata ({type(e).__name__}: {e})") from e
+    # every file the metadata names lies inside the artifact (never ../../etc/x)
+    for i, t in enumerate(meta["targets"]):
+        for g, rel in t["graphs"].items():
+            artifact_file(meta_path, rel, f"targets[{i}].graphs.{g}")
+    for g, spec in (meta.get("graphs") or {}).items():
+        if isinstance(spec, dict) and "file" in spec:
+            artifact_file(meta_path, spec["file"], f"graphs.{g}.file")
     return meta_path.parent, meta
+
+
+def artifact_file(meta_path: Path, rel: object, key: str) -> Path:
+    """The file *rel*, named by the key *key* of the artifact's *meta_path*, resolved
+    (symlinks too) inside the artifact directory, the folder of *meta_path*.
+
+    Raises:
+        FatalError: naming the artifact and *key*, when *rel* is not a relative path
+            or leads outside the directory (``..``, an absolute path, a symlink out
+            of it); nothing is opened.
+    """
+    root = meta_path.parent.resolve()
+    if not isinstance(rel, str) or not rel.strip():
+        raise FatalError(f"{meta_path}: corrupt metadata ({key} is not a relative path)")
+    target = (root / rel).resolve()
+    if Path(rel).is_absolute() or target == root or not target.is_relative_to(root):
+        raise FatalError(
+            f"{meta_path}: {key} = {rel!r} lies outside the artifact directory {root}; "
+            "refusing to open it"
+        )
+    return target
 
 
 def _check_device_dtypes(given: Path, fixed: dict[str, Any], targets: list) -> None:
@@ -270,13 +298,16 @@ class Model:
 
         Args:
             name: the parameter name, as :meth:`named_parameters` lists it.
-            value: the new value: a tensor, number or nested list, converted
-                to the model's dtype and device; its shape must be the compiled
-                one.
+            value: the new value: a tensor (or typed value), number or nested
+                list, converted to the model's dtype and moved to its device; its
+                shape must be the compiled one.
 
         Raises:
-            FatalError: *name* is not a promoted parameter, or *value* has
-                another shape.
+            FatalError: *name* is not a promoted parameter, or *value* (one line
+                naming the parameter, see :func:`neml2.tensors.checked_parameter`)
+                is not a number or tensor, has another shape, has an integer, bool
+                or complex dtype (never cast), or holds a value that is not finite
+                (naming its index).
         """
         if name not in self._param_shapes:
             known = ", ".join(self._param_shapes) or "(none)"
@@ -284,12 +315,9 @@ class Model:
                 f"no promoted parameter '{name}'; promoted: {known}"
                 " (promote one with neml2-compile -p NAME)"
             )
-        t = torch.as_tensor(value, dtype=self._dtype, device=self._device)
-        if tuple(t.shape) != self._param_shapes[name]:
-            raise FatalError(
-                f"parameter '{name}' has shape {tuple(t.shape)} but was compiled with shape "
-                f"{self._param_shapes[name]}"
-            )
+        t = checked_parameter(
+            name, value, dtype=self._dtype, device=self._device, shape=self._param_shapes[name]
+        )
         self._cpp.set_parameter(name, t)
 
     def __repr__(self) -> str:
@@ -325,6 +353,13 @@ class Model:
                     f"{what} '{n}' is on {x.device} but the model was compiled for "
                     f"{self._device.type}"
                 )
+        if what == "input":  # the batch shapes, where the trailing shapes are right
+            batches = {}
+            for n, x in inputs.items():
+                tail = (*self._in_sub[n], *self._in_base[n])
+                if x.dim() >= len(tail) and tuple(x.shape[x.dim() - len(tail) :]) == tail:
+                    batches[f"input '{n}'"] = x.shape[: x.dim() - len(tail)]
+            broadcast_batch_shapes(batches)
         return dict(inputs)
 
     def _call(self, fn, *args: Mapping[str, Any]):

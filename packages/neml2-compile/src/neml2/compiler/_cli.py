@@ -5,16 +5,20 @@ MODEL, the ``[Models]`` block to compile, is the one argument after INPUT withou
 older spelling, is still accepted (the same name may be given both ways).
 
 Exit status: 0 success, 1 fatal error (bad input, bad option, failed export),
-2 bad command line (argparse, a missing or doubled MODEL). ``--version`` prints the
-versions of every neml2 package and torch.
+2 bad command line (argparse, a missing or doubled MODEL), 130 / 143 interrupted by
+SIGINT / SIGTERM (one line on stderr; the artifact is built aside and renamed into
+place complete, so an interrupted compile leaves the previous artifact or none).
+``--version`` prints the versions of every neml2 package and torch.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -27,8 +31,10 @@ from neml2.compiler._compile import (
 )
 from neml2.compiler._options import CompileOptions
 from neml2.compiler._torch_notices import torch_notices_hidden
-from neml2.hit._cli_support import add_version_argument, input_problem
+from neml2.hit import file_kind
+from neml2.hit._cli_support import add_version_argument, error_line, input_problem
 from neml2.tensors import FatalError
+from neml2.tensors.interrupt import run_command
 
 EXIT_FATAL = 1
 
@@ -100,7 +106,9 @@ arguments after INPUT:
   unless they name the same block. Without MODEL the error lists the input's models.
 
 exit status:
-  0 success, 1 fatal error (bad input, bad option, failed export), 2 bad command line
+  0 success, 1 fatal error (bad input, bad option, failed export), 2 bad command line,
+  130 interrupted by SIGINT, 143 by SIGTERM (the artifact folder is then the previous
+  one or none: an artifact is built aside and renamed into place only when complete)
 """
 
 #: The ``--help`` text of the overrides (the grammar is in EPILOG).
@@ -164,6 +172,24 @@ def models_of(path: str | Path, overrides: Sequence[str] = ()) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``neml2-compile`` command (``neml2-compile --help`` describes it).
+
+    SIGINT and SIGTERM stop it within a second (exit 130 / 143, one line on stderr);
+    the artifact folder is then the previous one or none, never a part of one
+    (:mod:`neml2.tensors.interrupt`; without *argv*, as a program, the compile runs in
+    a supervised child process).
+
+    Args:
+        argv: the arguments after the program name (default ``None``: ``sys.argv[1:]``).
+
+    Returns:
+        The exit status: 0 success, 1 fatal error, 2 bad command line, 130 / 143
+            interrupted.
+    """
+    return run_command("neml2-compile", lambda: _main(argv), supervise=argv is None)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    """The ``neml2-compile`` command, signals aside (see :func:`main`).
 
     Args:
         argv: the arguments after the program name (default ``None``: ``sys.argv[1:]``).
@@ -240,10 +266,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also show torch's notices about its own internals (hidden by default: a "
         "deprecation inside torch.export, Inductor's c-shim fallbacks, 'No CUDA runtime' "
-        "for a CPU-only compile)",
+        "for a CPU-only compile), and on an error its Python traceback",
+    )
+    p.add_argument(
+        "--allow-python-code",
+        action="store_true",
+        help="evaluate [Tensors] type = Python expressions as arbitrary Python instead of by "
+        "the allow-list (the same as NEML2_ALLOW_PYTHON_CODE=1): the input file can then run "
+        "code, so use it only for input files you would run as a Python script",
     )
     # options may come between MODEL and the overrides
     a = p.parse_intermixed_args(argv)
+    if a.allow_python_code:
+        from neml2.models import allow_python_code
+
+        allow_python_code()  # for this process and its children
     try:
         model, overrides = split_model_and_overrides(a.words, a.model)
     except ValueError as e:
@@ -257,6 +294,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = input_problem(a.input, "INPUT")  # a directory or FIFO: no open, no hang
         if problem is not None:
             raise FatalError(problem)
+        # before the compile, which takes minutes: where the artifact and the cache go
+        for option, folder in (("--output-dir", a.output_dir), ("--cache-dir", a.cache_dir)):
+            problem = None if folder is None else directory_problem(folder, option)
+            if problem is not None and not (option == "--cache-dir" and a.no_cache):
+                raise FatalError(problem)
         if model is None:
             p.error(f"MODEL is missing: {p.prog} INPUT MODEL; {models_of(a.input, overrides)}")
         opts = CompileOptions.from_strings(
@@ -280,9 +322,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{time.perf_counter() - t0:.1f} s"
         )
     except FatalError as e:
+        if a.verbose:
+            traceback.print_exc(file=sys.stderr)
         print(f"neml2-compile: error: {e}", file=sys.stderr)
         return EXIT_FATAL
+    except Exception as e:  # a bug or an unforeseen failure: still one line
+        if a.verbose:
+            traceback.print_exc(file=sys.stderr)
+        hint = "" if a.verbose else " (run with --verbose for the traceback)"
+        print(f"neml2-compile: error: {error_line(e)}{hint}", file=sys.stderr)
+        return EXIT_FATAL
     return 0
+
+
+def directory_problem(raw: str, option: str) -> str | None:
+    """Why the folder *raw* (given as *option*) cannot receive files: it is not a
+    directory, lies under a regular file, or its nearest existing ancestor is not
+    writable; None when it exists as a writable directory or can be created."""
+    path = Path(raw)
+    if path.exists() and not path.is_dir():
+        kind = file_kind(path.stat().st_mode) or "a regular file"
+        return f"{option} '{raw}' is {kind}, not a directory"
+    existing = path.absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{option} '{raw}': '{existing}' is not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        to = "" if existing == path.absolute() else f" (to create '{raw}' in it)"
+        return f"{option} '{raw}': directory '{existing}' is not writable{to}"
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

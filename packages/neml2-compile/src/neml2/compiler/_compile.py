@@ -9,6 +9,13 @@
     DIR/NAME/<device>/<dtype>/jacobian.pt2     outputs + the requested -d blocks
     DIR/NAME_aoti.i                            HIT stub: type = AOTIModel
 
+The artifact is written atomically: built in a hidden sibling folder
+(``DIR/.NAME.<pid>.<random>.partial``, a partial output of
+:mod:`neml2.tensors.interrupt`, removed on any error or signal) and renamed to
+``DIR/NAME`` only when complete, ``metadata.json`` written last; a previous artifact
+there is replaced whole. An interrupted or failed compile leaves the previous artifact
+(or none), never a part of one.
+
 Each ``.pt2`` is looked up in a content-addressed cache first: the key hashes
 the exported graph (its code, signature and every constant's bytes), the
 options that shape it, the target and the torch version, so an unchanged model
@@ -22,11 +29,14 @@ warning, never copied into an artifact.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import sys
 import tempfile
@@ -48,6 +58,7 @@ from neml2.compiler._subgraph_constants import inline_loop_literals, inline_subg
 from neml2.models._inductor import CACHE_KEY as INDUCTOR_KEY
 from neml2.models._inductor import code_generation
 from neml2.tensors import FatalError
+from neml2.tensors.interrupt import critical, make_dirs, partial_output
 
 # SCHEMA_VERSION (written into every metadata.json) and DEVICE_METADATA_SUFFIX (how the
 # per-device metadata file of each ``<device>/`` folder is named: NAME + this) come from
@@ -356,7 +367,9 @@ def compile_model(
     (``forward``, and ``forward_into`` and ``jacobian`` where requested), one
     ``DIR/NAME/<device>/NAME_meta.json`` per device and the HIT stub
     ``DIR/NAME_aoti.i`` (``DIR``: *output_dir*, ``NAME``: ``options.model``).
-    Each ``.pt2`` is looked up in the content-addressed cache first.
+    Each ``.pt2`` is looked up in the content-addressed cache first. ``DIR/NAME`` is
+    built aside and renamed into place complete (replacing a previous artifact whole);
+    on any error or signal it stays as it was.
 
     Args:
         model (neml2.models.Model): the model to compile, as
@@ -384,7 +397,9 @@ def compile_model(
         The paths written, the metadata and one report per graph and target.
 
     Raises:
-        FatalError: *example_batch* below 2; a derivative pair or promoted
+        FatalError: *example_batch* below 2; ``DIR/NAME`` exists and is not an
+            artifact folder (a file, or a folder holding other files than ``.pt2`` and
+            ``.json``); a derivative pair or promoted
             parameter the model does not have; sub-batch shapes that cannot be
             settled; ``cuda`` requested but no CUDA device; AOT Inductor
             failing on a graph (the message keeps its first line).
@@ -481,106 +496,125 @@ def compile_model(
     }
 
     result = CompileResult(art, art / "metadata.json", out_dir / f"{name}_aoti.i", meta)
-    for device in options.devices:
-        if device == "cuda" and not torch.cuda.is_available():
-            raise FatalError("--device cuda: torch sees no CUDA device on this machine")
-        for dtype_name in options.dtypes:
-            dtype = DTYPES[dtype_name]
-            target = art / device / dtype_name
-            m = model.to(dtype=dtype, device=device)
-            st = {**dict(m.named_parameters()), **dict(m.named_buffers())}
-            for g in graphs.values():
-                g.model = m
-                g.set_literals(st, literal)
-            xs = example_inputs(m, example_batch, dtype, device, in_sub)
-            ps = [st[p].detach().clone() for p in promoted]
-            for gname, graph in graphs.items():
-                extra = {
-                    "graph": gname,
-                    "graph_version": GRAPH_VERSION,
-                    "device": device,
-                    "dtype": dtype_name,
-                    "torch": torch.__version__,
-                    "python": sys.version_info[:2],
-                    "pairs": pairs,
-                    "promoted": promoted,
-                    # the example batch is the size hint Inductor plans loops with
-                    # (e.g. whether a kernel gets an OpenMP parallel region)
-                    "example_batch": example_batch,
-                    "inductor": INDUCTOR_KEY,
-                }
-                skey = None
-                if use_cache and source_text is not None:
-                    skey = source_key(
-                        source_text,
-                        m,
-                        {**extra, "model": name, "batch": example_batch, "sub": in_sub},
+    final = _replaceable(art)
+    # The artifact is built in a hidden sibling folder, a partial output (removed on any
+    # error or signal, by the supervisor if the process is killed), and renamed into place
+    # complete, metadata.json written last: DIR/NAME is the previous artifact or the new
+    # one, never a part of one.
+    with contextlib.ExitStack() as partial:
+        with critical():
+            try:
+                created = make_dirs(final.parent)
+            except OSError as e:
+                raise FatalError(
+                    f"output directory '{out_dir}': cannot create it: {e.strerror or e}"
+                ) from None
+            build = final.parent / f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}.partial"
+            partial.enter_context(partial_output(build, created))
+        build.mkdir()
+        for device in options.devices:
+            if device == "cuda" and not torch.cuda.is_available():
+                raise FatalError("--device cuda: torch sees no CUDA device on this machine")
+            for dtype_name in options.dtypes:
+                dtype = DTYPES[dtype_name]
+                target = build / device / dtype_name
+                m = model.to(dtype=dtype, device=device)
+                st = {**dict(m.named_parameters()), **dict(m.named_buffers())}
+                for g in graphs.values():
+                    g.model = m
+                    g.set_literals(st, literal)
+                xs = example_inputs(m, example_batch, dtype, device, in_sub)
+                ps = [st[p].detach().clone() for p in promoted]
+                for gname, graph in graphs.items():
+                    extra = {
+                        "graph": gname,
+                        "graph_version": GRAPH_VERSION,
+                        "device": device,
+                        "dtype": dtype_name,
+                        "torch": torch.__version__,
+                        "python": sys.version_info[:2],
+                        "pairs": pairs,
+                        "promoted": promoted,
+                        # the example batch is the size hint Inductor plans loops with
+                        # (e.g. whether a kernel gets an OpenMP parallel region)
+                        "example_batch": example_batch,
+                        "inductor": INDUCTOR_KEY,
+                    }
+                    skey = None
+                    if use_cache and source_text is not None:
+                        skey = source_key(
+                            source_text,
+                            m,
+                            {**extra, "model": name, "batch": example_batch, "sub": in_sub},
+                        )
+                    what = f"[{name}] {device}/{dtype_name}/{gname}"
+                    dest = target / f"{gname}.pt2"
+                    t0 = time.perf_counter()
+                    t_export = 0.0
+                    key = _read_key(cache / f"{skey}.key") if skey else None
+                    # the source key names a graph key: reuse its entry without an export
+                    hit = key is not None and _reuse_entry(cache, key, dest, what)
+                    ep = None
+                    if not hit:
+                        say(f"{what}: exporting ...")
+                        t1 = time.perf_counter()
+                        with torch.no_grad():
+                            outs = _output_buffers(m, graph, example_batch, dtype, device, out_sub)
+                            ep = export_graph(graph, xs, ps, outs)
+                        inline_subgraph_constants(ep, f"the {gname} graph of model '{name}'")
+                        inline_loop_literals(ep)
+                        exported = graph_key(ep, extra)
+                        t_export = time.perf_counter() - t1
+                        if use_cache and exported != key:
+                            hit = _reuse_entry(cache, exported, dest, what)
+                        key = exported
+                    if hit:
+                        how = "no export" if ep is None else "exported"
+                        say(f"{what}: cache hit ({key[:12]}, {how})")
+                    else:
+                        assert ep is not None
+                        say(f"{what}: AOT Inductor compile ...")
+                        try:
+                            _aoti(ep, dest)
+                        except Exception as e:  # Inductor raises many types; keep the message
+                            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+                            raise FatalError(
+                                f"AOT Inductor failed on the {gname} graph of model '{name}' "
+                                f"({device}/{dtype_name}): {type(e).__name__}: {first}"
+                            ) from e
+                        if use_cache:
+                            _store_entry(cache, key, dest)
+                    if skey:
+                        _write_text(cache / f"{skey}.key", key)
+                    t_compile = time.perf_counter() - t0 - t_export
+                    if not hit:
+                        say(
+                            f"[{name}] {device}/{dtype_name}/{gname}: done in "
+                            f"{t_export + t_compile:.1f} s"
+                        )
+                    shown = art / device / dtype_name / dest.name  # where it will be
+                    result.graphs.append(
+                        GraphReport(gname, device, dtype_name, shown, key, hit, t_export, t_compile)
                     )
-                what = f"[{name}] {device}/{dtype_name}/{gname}"
-                dest = target / f"{gname}.pt2"
-                t0 = time.perf_counter()
-                t_export = 0.0
-                key = _read_key(cache / f"{skey}.key") if skey else None
-                # the source key names a graph key: reuse its entry without an export
-                hit = key is not None and _reuse_entry(cache, key, dest, what)
-                ep = None
-                if not hit:
-                    say(f"{what}: exporting ...")
-                    t1 = time.perf_counter()
-                    with torch.no_grad():
-                        outs = _output_buffers(m, graph, example_batch, dtype, device, out_sub)
-                        ep = export_graph(graph, xs, ps, outs)
-                    inline_subgraph_constants(ep, f"the {gname} graph of model '{name}'")
-                    inline_loop_literals(ep)
-                    exported = graph_key(ep, extra)
-                    t_export = time.perf_counter() - t1
-                    if use_cache and exported != key:
-                        hit = _reuse_entry(cache, exported, dest, what)
-                    key = exported
-                if hit:
-                    how = "no export" if ep is None else "exported"
-                    say(f"{what}: cache hit ({key[:12]}, {how})")
-                else:
-                    assert ep is not None
-                    say(f"{what}: AOT Inductor compile ...")
-                    try:
-                        _aoti(ep, dest)
-                    except Exception as e:  # Inductor raises many types; keep the message
-                        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-                        raise FatalError(
-                            f"AOT Inductor failed on the {gname} graph of model '{name}' "
-                            f"({device}/{dtype_name}): {type(e).__name__}: {first}"
-                        ) from e
-                    if use_cache:
-                        _store_entry(cache, key, dest)
-                if skey:
-                    _write_text(cache / f"{skey}.key", key)
-                t_compile = time.perf_counter() - t0 - t_export
-                if not hit:
-                    say(
-                        f"[{name}] {device}/{dtype_name}/{gname}: done in "
-                        f"{t_export + t_compile:.1f} s"
-                    )
-                result.graphs.append(
-                    GraphReport(gname, device, dtype_name, dest, key, hit, t_export, t_compile)
+                meta["targets"].append(
+                    {
+                        "device": device,
+                        "dtype": dtype_name,
+                        "graphs": {g: f"{device}/{dtype_name}/{g}.pt2" for g in graphs},
+                    }
                 )
-            meta["targets"].append(
-                {
-                    "device": device,
-                    "dtype": dtype_name,
-                    "graphs": {g: f"{device}/{dtype_name}/{g}.pt2" for g in graphs},
-                }
-            )
-    model.to(dtype=torch.float64)
+        model.to(dtype=torch.float64)
 
-    check_written("metadata", meta)
-    art.mkdir(parents=True, exist_ok=True)
-    _write_text(result.metadata_path, json.dumps(meta, indent=2) + "\n")
-    for device in options.devices:
-        path = art / device / f"{name}{DEVICE_METADATA_SUFFIX}"
-        _write_text(path, json.dumps(device_metadata(device, options.dtypes), indent=2) + "\n")
-        result.device_metadata_paths[device] = path
-    _write_text(result.stub_path, stub_text(name, meta))
+        check_written("metadata", meta)
+        for device in options.devices:
+            file = f"{name}{DEVICE_METADATA_SUFFIX}"
+            record = device_metadata(device, options.dtypes)
+            _write_text(build / device / file, json.dumps(record, indent=2) + "\n")
+            result.device_metadata_paths[device] = art / device / file
+        _write_text(build / "metadata.json", json.dumps(meta, indent=2) + "\n")  # last
+        with critical():
+            _install(build, final)
+            _write_text(result.stub_path, stub_text(name, meta))
     say(result.summary())
     return result
 
@@ -758,12 +792,10 @@ def _store_entry(cache: Path, key: str, compiled: Path) -> None:
     cache.mkdir(parents=True, exist_ok=True)
     _manifest_path(cache, key).unlink(missing_ok=True)
     tmp = cache / f".{key}.{os.getpid()}.tmp"
-    try:
+    with partial_output(tmp):
         shutil.copyfile(compiled, tmp)
         size, digest = _file_digest(tmp)
         os.replace(tmp, cache / f"{key}.pt2")
-    finally:
-        tmp.unlink(missing_ok=True)
     manifest = {
         "format": CACHE_MANIFEST_FORMAT,
         "version": CACHE_MANIFEST_VERSION,
@@ -775,10 +807,77 @@ def _store_entry(cache: Path, key: str, compiled: Path) -> None:
 
 
 def _write_text(path: Path, text: str) -> None:
+    """Write *path* atomically (a temporary file renamed over it, a partial output)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    with partial_output(tmp):
+        tmp.write_text(text)
+        os.replace(tmp, path)
+
+
+#: What an artifact folder holds (.pt2 graphs, .json metadata, the .tmp files of an
+#: interrupted older compile): a folder holding anything else is not replaced.
+_ARTIFACT_SUFFIXES = (".pt2", ".json", ".tmp")
+
+
+def _replaceable(art: Path) -> Path:
+    """Check that the artifact folder *art* may be created or replaced; return the path
+    to rename the new artifact to (a symlink's target: the link stays).
+
+    Raises:
+        FatalError: *art* is not a directory, or holds a file an artifact does not
+            (the folder is not an artifact: replacing it would delete the user's files).
+    """
+    final = Path(os.path.realpath(art)) if os.path.islink(art) else art
+    if not os.path.lexists(final):
+        return final
+    if not final.is_dir():
+        raise FatalError(
+            f"output directory: '{final}' exists and is not a directory; the artifact of "
+            f"model '{art.name}' goes there: remove it or pick another --output-dir"
+        )
+    for root, dirs, files in os.walk(final):
+        dirs.sort()
+        for f in sorted(files):
+            if not f.endswith(_ARTIFACT_SUFFIXES):
+                inner = Path(root, f).relative_to(final)
+                raise FatalError(
+                    f"output directory: '{final}' holds '{inner}', which is not part of an "
+                    "artifact; refusing to replace the folder (it is replaced whole): move "
+                    "it away or pick another --output-dir"
+                )
+    return final
+
+
+def _install(build: Path, final: Path) -> None:
+    """Rename the complete artifact *build* to *final*. A previous artifact there is
+    renamed aside first and removed after, so *final* is always one whole artifact,
+    old or new (the two renames are microseconds apart)."""
+    aside: list[Path] = []
+    try:
+        for _ in range(16):  # a concurrent compile of the same model may win a round
+            try:
+                os.rename(build, final)
+                return
+            except OSError as e:
+                if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise FatalError(
+                        f"cannot move the artifact into '{final}': {e.strerror or e}"
+                    ) from e
+            old = final.with_name(f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}.old")
+            try:
+                os.rename(final, old)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                raise FatalError(
+                    f"cannot replace the previous artifact '{final}': {e.strerror or e}"
+                ) from e
+            aside.append(old)
+        raise FatalError(f"cannot move the artifact into '{final}': it keeps being replaced")
+    finally:
+        for old in aside:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _version() -> str:

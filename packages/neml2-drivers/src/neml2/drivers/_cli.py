@@ -2,8 +2,10 @@
 
 Exit status: 0 success, 1 fatal error (bad input; the message names the file,
 line and option), 2 bad command line, 3 convergence failure (recoverable);
-``neml2-run`` interrupted by SIGINT: 130, by SIGTERM: 143 (one line on stderr, no
-file left half-written). Every tool takes ``--version``.
+interrupted by SIGINT: 130, by SIGTERM: 143, within a second wherever the run is (one
+line on stderr, no file left half-written; :mod:`neml2.tensors.interrupt`). Every tool
+takes ``--version`` and ``-v/--verbose``: every error is one line on stderr, an
+unforeseen one (not a ``FatalError``) too; with ``--verbose`` its Python traceback first.
 """
 
 from __future__ import annotations
@@ -11,17 +13,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import neml2.drivers  # noqa: F401  (registers the driver types)
-from neml2.drivers._output import Interrupted, check_target, signals_raise
-from neml2.hit._cli_support import add_version_argument, input_problem
+from neml2.drivers._output import check_target
+from neml2.hit._cli_support import add_version_argument, error_line, input_problem
 from neml2.models._factory import parse_input
 from neml2.models._input_file import InputFile
 from neml2.tensors import ConvergenceError, FatalError
+from neml2.tensors.interrupt import run_command
 
 EXIT_FATAL = 1
 EXIT_CONVERGENCE = 3
@@ -42,19 +45,41 @@ def _neml2_warning_format(prog: str):
     return show
 
 
-def _guarded(prog: str, body: Callable[[], int]) -> int:
+def _guarded(prog: str, body: Callable[[], int], verbose: bool = False) -> int:
+    """Run *body*; an error is one line on stderr (``prog: error: ...``), preceded by
+    its Python traceback only with *verbose* (``-v/--verbose``)."""
     saved = warnings.showwarning
     warnings.showwarning = _neml2_warning_format(prog)
     try:
         return body()
     except ConvergenceError as e:
+        _traceback(verbose)
         print(f"{prog}: convergence failure: {e}", file=sys.stderr)
         return EXIT_CONVERGENCE
     except FatalError as e:
+        _traceback(verbose)
         print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_FATAL
+    except BrokenPipeError:
+        raise  # `| head`: ends quietly (_quiet_broken_pipe)
+    except Exception as e:  # a bug or an unforeseen failure: still one line
+        _traceback(verbose)
+        hint = "" if verbose else " (run with --verbose for the traceback)"
+        print(f"{prog}: error: {error_line(e)}{hint}", file=sys.stderr)
         return EXIT_FATAL
     finally:
         warnings.showwarning = saved
+
+
+def _traceback(verbose: bool) -> None:
+    if verbose:
+        traceback.print_exc(file=sys.stderr)
+
+
+def _verbose_in(argv: Sequence[str] | None) -> bool:
+    """Whether the command line *argv* (None: ``sys.argv[1:]``) asks for ``-v/--verbose``
+    (for a tool that parses its arguments inside the guarded body)."""
+    return any(a in ("-v", "--verbose") for a in (sys.argv[1:] if argv is None else argv))
 
 
 def _quiet_broken_pipe(main: Callable[..., int]) -> Callable[..., int]:
@@ -82,6 +107,9 @@ def _parser(prog: str, description: str, epilog: str | None = None) -> argparse.
     )
     p.exit_on_error = True
     add_version_argument(p, "neml2-drivers")
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="on an error, also print its Python traceback"
+    )
     return p
 
 
@@ -90,6 +118,22 @@ def _check_input(path: str) -> None:
     problem = input_problem(path, "INPUT")
     if problem is not None:
         raise FatalError(problem)
+
+
+#: The ``--help`` text of ``--allow-python-code`` (``neml2-run``, ``neml2-inspect``).
+ALLOW_PYTHON_CODE_HELP = (
+    "evaluate [Tensors] type = Python expressions as arbitrary Python instead of by the "
+    "allow-list (the same as NEML2_ALLOW_PYTHON_CODE=1): the input file can then run "
+    "code, so use it only for input files you would run as a Python script"
+)
+
+
+def _allow_python_code_if_asked(a: argparse.Namespace) -> None:
+    """``--allow-python-code``: opt in for this process (and its children)."""
+    if a.allow_python_code:
+        from neml2.models import allow_python_code
+
+        allow_python_code()
 
 
 #: The end of ``neml2-run --help``.
@@ -128,7 +172,8 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("input", help="HIT input file")
     p.add_argument("driver", help="name of a block under [Drivers]")
-    p.add_argument("overrides", nargs="*", help=OVERRIDES_HELP)
+    # default=[]: argparse counts a '*' positional without a default as required
+    p.add_argument("overrides", nargs="*", default=[], help=OVERRIDES_HELP)
     p.add_argument(
         "--plot",
         metavar="FILE",
@@ -151,15 +196,15 @@ def run_main(argv: Sequence[str] | None = None) -> int:
         help="the same as --plot-vars (its former name)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary line")
-    a = p.parse_args(argv)
+    p.add_argument("--allow-python-code", action="store_true", help=ALLOW_PYTHON_CODE_HELP)
+    a = p.parse_intermixed_args(argv)  # overrides may follow options
+    _allow_python_code_if_asked(a)
     if a.plot_vars and a.plot_outputs:
         p.error("give --plot-vars or --plot-outputs, not both")
     plot_option = "--plot-outputs" if a.plot_outputs else "--plot-vars"
     plot_panels = a.plot_outputs or a.plot_vars
     if plot_panels and a.plot is None:
         p.error(f"{plot_option} needs --plot FILE")
-    #: what the run wrote so far, for the message when a signal stops it
-    state: dict[str, Any] = {}
 
     def body() -> int:
         from neml2.drivers.plot import plot
@@ -172,7 +217,6 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             raise FatalError(f"{a.input}: no [Drivers] section; cannot run '{a.driver}'")
         driver = ctx.object("Drivers", a.driver)
         transient = _transient_of(ctx, driver)
-        state["transient"] = transient
         if transient is not None:
             transient.save_target()  # a bad save_as fails before anything runs
         plan = None
@@ -193,24 +237,14 @@ def run_main(argv: Sequence[str] | None = None) -> int:
             out = plot(
                 transient.stacked, names, a.plot, time=transient.opts["time"], base_shapes=bases
             )
-            state["plot"] = out
             print(f"plot written to {out}")
         return 0 if ok in (None, True) else EXIT_FATAL
 
-    try:
-        with signals_raise():
-            return _guarded("neml2-run", body)
-    except Interrupted as e:
-        transient = state.get("transient")
-        written = [
-            getattr(transient, "saved_to", None),
-            getattr(transient, "stacked_saved_to", None),
-            state.get("plot"),
-        ]
-        written = [str(w) for w in written if w is not None]
-        done = f"wrote only {', '.join(written)}" if written else "no result written"
-        print(f"neml2-run: interrupted ({e.name}); {done}", file=sys.stderr)
-        return e.exit_status
+    # a signal: exit 130 / 143, one line naming what was written, no partial file left
+    # (supervised when run as a program: stopped even inside a long C call)
+    return run_command(
+        "neml2-run", lambda: _guarded("neml2-run", body, a.verbose), supervise=argv is None
+    )
 
 
 def _transient_of(ctx, driver):
@@ -266,8 +300,10 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
     p = _parser("neml2-inspect", "Print the variables, parameters and buffers of a model.")
     p.add_argument("input", help="HIT input file")
     p.add_argument("model", help="name of a block under [Models]")
-    p.add_argument("overrides", nargs="*", help=OVERRIDES_HELP)
-    a = p.parse_args(argv)
+    p.add_argument("overrides", nargs="*", default=[], help=OVERRIDES_HELP)
+    p.add_argument("--allow-python-code", action="store_true", help=ALLOW_PYTHON_CODE_HELP)
+    a = p.parse_intermixed_args(argv)  # overrides may follow options
+    _allow_python_code_if_asked(a)
 
     def body() -> int:
         from neml2.models import load_model
@@ -296,7 +332,12 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
             print(f"  evaluation order: {' -> '.join(names)}")
         return 0
 
-    return _guarded("neml2-inspect", body)
+    return run_command(
+        "neml2-inspect",
+        lambda: _guarded("neml2-inspect", body, a.verbose),
+        supervise=argv is None,
+        outputs=False,
+    )
 
 
 @_quiet_broken_pipe
@@ -305,4 +346,9 @@ def syntax_main(argv: Sequence[str] | None = None) -> int:
     catalogue of registered HIT types (see :mod:`neml2.drivers._syntax`)."""
     from neml2.drivers import _syntax
 
-    return _syntax.main(argv, _parser)
+    return run_command(
+        "neml2-syntax",
+        lambda: _guarded("neml2-syntax", lambda: _syntax.main(argv, _parser), _verbose_in(argv)),
+        supervise=argv is None,
+        outputs=False,
+    )

@@ -7,105 +7,25 @@
 * :func:`atomic_write` writes a temporary file next to the target, gives it the
   user's umask, and renames it over the target (``os.replace``): readers see the
   old file or the whole new one, never a part. The temporary file never outlives
-  the call, whatever ends it (an error, SIGINT, SIGTERM).
-* :func:`signals_raise` (used by ``neml2-run`` for the run's duration) turns
-  SIGINT and SIGTERM into :class:`Interrupted`; :func:`critical` holds one back
-  while a temporary file is being created or renamed, so none can be orphaned.
+  the call, whatever ends it (an error, SIGINT, SIGTERM): it is a
+  :func:`neml2.tensors.interrupt.partial_output`, which the command's supervisor
+  removes even when the run is killed inside a long C call.
+
+Signals (``Interrupted``, ``signals_raise``, ``critical``) are handled by
+:mod:`neml2.tensors.interrupt`, shared with ``neml2-compile``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import tempfile
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from neml2.hit import file_kind
 from neml2.tensors import FatalError
-
-#: The signals ``neml2-run`` turns into :class:`Interrupted`.
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived while :func:`signals_raise` was active.
-
-    A ``BaseException`` (like ``KeyboardInterrupt``) so that no ``except Exception``
-    of a model or driver swallows it.
-    """
-
-    def __init__(self, signum: int):
-        self.signum = int(signum)
-        super().__init__(self.name)
-
-    @property
-    def name(self) -> str:
-        """``SIGINT`` / ``SIGTERM``."""
-        return signal.Signals(self.signum).name
-
-    @property
-    def exit_status(self) -> int:
-        """The shell's convention: 128 + the signal number (130 SIGINT, 143 SIGTERM)."""
-        return 128 + self.signum
-
-
-class _State:
-    """The handlers' shared state (one run at a time: handlers are per process)."""
-
-    depth = 0  # nesting of critical()
-    pending: int | None = None  # a signal held back by critical()
-    fired = False  # Interrupted was raised once: later signals are ignored
-
-
-def _handler(signum: int, frame) -> None:
-    if _State.fired:
-        return
-    if _State.depth > 0:
-        _State.pending = signum
-        return
-    _State.fired = True
-    raise Interrupted(signum)
-
-
-@contextlib.contextmanager
-def signals_raise() -> Iterator[None]:
-    """For the duration of the block, SIGINT and SIGTERM raise :class:`Interrupted`
-    (the first one only); the previous handlers come back afterwards.
-
-    Outside the main thread (where Python cannot install handlers) nothing changes.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous: dict[int, object] = {}
-    _State.depth, _State.pending, _State.fired = 0, None, False
-    try:
-        for sig in SIGNALS:
-            previous[sig] = signal.signal(sig, _handler)
-        yield
-    finally:
-        for sig, old in previous.items():
-            # None: the old handler was not installed from Python; SIG_DFL is the closest
-            signal.signal(sig, old if old is not None else signal.SIG_DFL)
-        _State.pending = None
-
-
-@contextlib.contextmanager
-def critical() -> Iterator[None]:
-    """A signal arriving inside the block is raised as :class:`Interrupted` at its end
-    (when :func:`signals_raise` is active), so the block runs whole."""
-    _State.depth += 1
-    try:
-        yield
-    finally:
-        _State.depth -= 1
-        if _State.depth == 0 and _State.pending is not None and not _State.fired:
-            signum, _State.pending = _State.pending, None
-            _State.fired = True
-            raise Interrupted(signum)
+from neml2.tensors.interrupt import critical, output_written, partial_output
 
 
 def check_target(
@@ -191,27 +111,58 @@ def atomic_write(
 
     ``tmp`` lies in the same directory (created if missing); once written it gets
     mode ``0o666 & ~umask`` and is renamed over *path*; ``written(path)`` is called
-    right after the rename, before a signal that came meanwhile is raised. On any
-    failure or signal before the rename the temporary file is removed and *path*
-    is untouched. OS errors become a :class:`FatalError` naming *what*.
+    right after the rename, before a signal that came meanwhile is raised, and the
+    running command learns of the file (:func:`neml2.tensors.interrupt.output_written`).
+    On any failure or signal before the rename the temporary file is removed (it is a
+    partial output while it exists) and *path* is untouched. OS errors become a
+    :class:`FatalError` naming *what*.
     """
-    tmp: str | None = None
-    done = False
     try:
-        with critical():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            os.close(fd)
-        write(tmp)
-        os.chmod(tmp, 0o666 & ~umask())
-        with critical():
-            os.replace(tmp, path)
-            done = True
-            if written is not None:
-                written(path)
+        with contextlib.ExitStack() as partial:
+            with critical():  # the file exists only once registered as partial
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+                os.close(fd)
+                partial.enter_context(partial_output(tmp))
+            write(tmp)
+            os.chmod(tmp, 0o666 & ~umask())
+            with critical():
+                os.replace(tmp, path)
+                if written is not None:
+                    written(path)
+                output_written(path)
     except OSError as e:
         raise FatalError(f"{what}: cannot write '{path}': {e.strerror or e}") from e
-    finally:
-        if tmp is not None and not done:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+
+
+def save_atomically(
+    path: Path, obj: object, what: str, written: Callable[[Path], object] | None = None
+) -> None:
+    """:func:`atomic_write` of ``torch.save(obj)`` (through :func:`save_torch`) to *path*.
+
+    Every failure is a one-line :class:`FatalError` naming *what* and *path*: an OS
+    error with its reason ("No space left on device"), an error of torch's
+    serializer with the first line of its message.
+    """
+    try:
+        atomic_write(path, lambda tmp: save_torch(obj, tmp), what, written)
+    except RuntimeError as e:  # torch's C++ side; its messages span lines
+        first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
+        raise FatalError(f"{what}: cannot write '{path}': {first.strip()}") from e
+
+
+def save_torch(obj: object, tmp: str) -> None:
+    """``torch.save(obj, tmp)``, serialized in memory first and written (and synced)
+    with plain file calls: a full disk is then an :class:`OSError` with the OS reason
+    ("No space left on device"), which :func:`atomic_write` reports on one line,
+    where torch's own file writer raises ``RuntimeError: basic_ios::clear``."""
+    import io
+
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    with buf.getbuffer() as view, open(tmp, "wb") as f:
+        f.write(view)
+        f.flush()
+        os.fsync(f.fileno())

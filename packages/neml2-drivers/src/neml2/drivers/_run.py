@@ -61,6 +61,7 @@ def run(
     overrides: Sequence[str] = (),
     *,
     dtype: torch.dtype = torch.float64,
+    allow_python_code: bool | None = None,
 ) -> TransientResult:
     """Run the block ``[Drivers]/<driver>`` of the HIT file *path*; return its transient result.
 
@@ -81,6 +82,10 @@ def run(
             that runs one (``TransientRegression``, ``Verification``)
         overrides: HIT command-line overrides, e.g. ``"Models/elasticity/E=2e5"``
         dtype: the floating-point type of the ``[Tensors]`` and models
+        allow_python_code: True lets ``[Tensors] type = Python`` expressions run
+            arbitrary Python (the input file can then run code: use it only for input
+            files you would run as a Python script); None (the default): only when
+            ``NEML2_ALLOW_PYTHON_CODE=1``; see :func:`neml2.models.load_input`
 
     Returns:
         The transient run's variables, stacked: ``result[name]`` is
@@ -97,7 +102,7 @@ def run(
         CheckFailed: a checking driver ran and found differences; the message names
             the file and the driver, the exception carries the result.
     """
-    ctx = load_input(path, overrides, dtype=dtype)
+    ctx = load_input(path, overrides, dtype=dtype, allow_python_code=allow_python_code)
     if ctx.section("Drivers") is None:
         raise FatalError(f"{path}: no [Drivers] section; cannot run driver '{driver}'")
     obj = ctx.object("Drivers", driver)

@@ -112,7 +112,7 @@ def _plain(value: Any) -> str:
 
 
 def field_summary(f: dict[str, Any]) -> str:
-    """``name (kind, type, default X, ...)`` for one catalogue field."""
+    """``name (kind, type, default X, ..., range [1, inf))`` for one catalogue field."""
     parts = [f["kind"]]
     typ = f.get("type") or ""
     if typ:
@@ -122,6 +122,8 @@ def field_summary(f: dict[str, Any]) -> str:
     parts.append("required" if f.get("required") else f"default {_plain(f.get('default'))}")
     if f.get("choices"):
         parts.append("one of: " + ", ".join(f["choices"]))
+    if f.get("range"):
+        parts.append(f"range {f['range']}")
     return f"{f['name']} ({', '.join(parts)})"
 
 
@@ -245,9 +247,11 @@ def main(argv: Sequence[str] | None, parser: Callable[..., argparse.ArgumentPars
     known = registered_types()
     names, missing = _select(a.types, known) if a.types else (known, [])
     if missing:
-        for m in missing:
-            print(f"neml2-syntax: error: {_unknown_message(m, known)}", file=sys.stderr)
-        print("neml2-syntax: list every type with: neml2-syntax --brief", file=sys.stderr)
+        listed = "; ".join(_unknown_message(m, known) for m in missing)
+        print(
+            f"neml2-syntax: error: {listed}; list every type with: neml2-syntax --brief",
+            file=sys.stderr,
+        )
         return 1
     entries = []
     for n in names:

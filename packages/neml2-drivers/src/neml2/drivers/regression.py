@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import torch
@@ -9,6 +10,7 @@ import torch
 from neml2.drivers._compare import Comparison, compare, format_error, worst_of
 from neml2.drivers._driver import Driver
 from neml2.drivers.transient import TYPES, TransientDriver
+from neml2.hit._cli_support import file_problem
 from neml2.models import register
 from neml2.models._schema import option
 from neml2.tensors import TensorWrapper
@@ -29,31 +31,38 @@ class TransientRegression(_Checks):
     fields = (
         option("driver", str, doc="the TransientDriver block"),
         option("reference", str, doc="gold result file, relative to the input file"),
-        option("rtol", float, 1e-5, doc="relative tolerance"),
-        option("atol", float, 1e-8, doc="absolute tolerance"),
+        option("rtol", float, 1e-5, bounds="[0, inf)", doc="relative tolerance"),
+        option("atol", float, 1e-8, bounds="[0, inf)", doc="absolute tolerance"),
     )
 
     def run(self) -> bool:
         """Run the transient driver and compare its result with the gold file.
 
         Returns:
-            True when every ``output.<step>.<variable>`` of the gold file is in the
-            result and matches within ``rtol`` and ``atol`` (a NaN or infinity on
-            either side never matches); False otherwise (``failures`` lists why).
+            True when the result and the gold file hold the same
+            ``output.<step>.<variable>`` keys (a step or variable missing on either
+            side fails, named) and every one matches within ``rtol`` and ``atol`` (a
+            NaN or infinity on either side never matches); False otherwise
+            (``failures`` lists why).
 
         Raises:
-            FatalError: the gold file is missing, unreadable, not a dict, or has no
-                ``output.`` entries.
+            FatalError: the gold file is missing, not a regular file (a directory,
+                a FIFO), empty, unreadable, not a dict, or has no ``output.`` entries.
         """
         path = Path(self.opts["reference"])
         if not path.is_absolute():
             path = Path(self.ctx.path).resolve().parent / path
-        if not path.is_file():
-            raise self.error(f"reference file not found: {path}", "reference")
+        problem = file_problem(path, "reference file")
+        if problem is not None:
+            raise self.error(problem, "reference")
+        if path.stat().st_size == 0:
+            raise self.error(f"reference file {path} is empty", "reference")
         try:
             gold = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as e:
-            raise self.error(f"cannot read reference file {path}: {e}", "reference") from None
+            raise self.error(
+                f"cannot read reference file {path}: {_load_error(e)}", "reference"
+            ) from None
         if not isinstance(gold, dict):
             raise self.error(
                 f"reference file {path} holds a {type(gold).__name__}, not a dict of tensors",
@@ -71,12 +80,13 @@ class TransientRegression(_Checks):
         ours = driver.result
         self.failures: list[str] = []
         results: list[Comparison] = []
+        absent: list[str] = []
         for key in keys:
             if not isinstance(gold[key], torch.Tensor):
                 self.failures.append(f"{key}: the gold entry is a {type(gold[key]).__name__}")
                 continue
             if key not in ours:
-                self.failures.append(f"{key}: in the gold file, missing from our results")
+                absent.append(key)
                 continue
             c = compare(key, ours[key], gold[key], self.opts["rtol"], self.opts["atol"])
             results.append(c)
@@ -84,6 +94,12 @@ class TransientRegression(_Checks):
                 self.failures.append(
                     f"{c.line()} (ours {tuple(ours[key].shape)}, gold {tuple(gold[key].shape)})"
                 )
+        if absent:
+            self.failures.append(f"our results lack {_steps_and_keys(absent)} of the gold file")
+        # a gold file with fewer steps (or variables) than the run must not pass
+        unchecked = sorted(k for k in ours if k.startswith("output.") and k not in gold)
+        if unchecked:
+            self.failures.append(f"the gold file lacks {_steps_and_keys(unchecked)} of our results")
         for f in self.failures[:10]:
             print(f"FAIL {f}")
         if len(self.failures) > 10:
@@ -97,12 +113,45 @@ class TransientRegression(_Checks):
         return not self.failures
 
 
+def _load_error(e: Exception) -> str:
+    """One line saying why ``torch.load`` refused a gold file (its messages span lines)."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    if isinstance(e, pickle.UnpicklingError):
+        return "not a file of tensors written by torch.save (torch.load refused it)"
+    return f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
+
+
+def _is_step_key(key: str, side: str, var: str) -> bool:
+    """Whether *key* is ``<side>.<step>.<var>``."""
+    parts = key.split(".", 2)
+    return len(parts) == 3 and parts[0] == side and parts[1].isdigit() and parts[2] == var
+
+
+def _key_order(parts: list[str]) -> tuple:
+    """Sort ``<side>.<step>.<var>`` keys by their step as a number, then by name."""
+    step = parts[1] if len(parts) > 1 else ""
+    return (int(step) if step.isdigit() else -1, ".".join(parts))
+
+
+def _steps_and_keys(keys: list[str]) -> str:
+    """``2 value(s), at step(s) 3, 4: output.3.stress, output.4.stress``: how many
+    ``<side>.<step>.<var>`` *keys*, their steps, then the first few keys."""
+    parts = [k.split(".", 2) for k in keys]
+    keys = [k for _, k in sorted(zip(parts, keys, strict=True), key=lambda pk: _key_order(pk[0]))]
+    steps = sorted({int(q[1]) for q in parts if len(q) > 1 and q[1].isdigit()})
+    shown = ", ".join(str(k) for k in steps[:8]) + (", ..." if len(steps) > 8 else "")
+    named = ", ".join(keys[:4]) + (", ..." if len(keys) > 4 else "")
+    at = f", at step(s) {shown}" if steps else ""
+    return f"{len(keys)} value(s){at}: {named}"
+
+
 @register()
 class Verification(_Checks):
     """Run a TransientDriver and compare outputs with reference tensors.
 
     By default every step after the initial state is compared: a reference holds the
-    steps first (entry ``k`` for step ``k``). ``time_steps`` lists the steps to compare
+    steps first (entry ``k`` for step ``k``), as many as the run has (a shorter one
+    fails, naming the steps it leaves out). ``time_steps`` lists the steps to compare
     instead (indices into ``prescribed_time``, 1 the first step); a reference then
     holds one entry per listed step, in order, or, for a single listed step, just
     that step's value (no step axis).
@@ -118,8 +167,8 @@ class Verification(_Checks):
                 option(f"{t}_values", str, (), many=True, doc=f"{t} [Tensors] references"),
             )
         ),
-        option("rtol", float, 1e-5, doc="relative tolerance"),
-        option("atol", float, 1e-8, doc="absolute tolerance"),
+        option("rtol", float, 1e-5, bounds="[0, inf)", doc="relative tolerance"),
+        option("atol", float, 1e-8, bounds="[0, inf)", doc="absolute tolerance"),
         option(
             "time_steps",
             int,
@@ -211,6 +260,16 @@ class Verification(_Checks):
                 if not c.ok:
                     self.failures.append(f"{c.line()} at step {k}")
                     break
+            if listed is None:
+                # a reference shorter than the run must not pass: every step is compared
+                ran = {int(k.split(".")[1]) for k in ours if _is_step_key(k, side, var)}
+                short = sorted(ran - set(steps) - {0})
+                if short:
+                    self.failures.append(
+                        f"the reference for {n} ends at step {len(steps)}, the run at "
+                        f"{max(ran)}: {_steps_and_keys([f'{side}.{k}.{var}' for k in short])} "
+                        "not compared (give them, or list the compared ones in time_steps)"
+                    )
             worst = worst_of(results)
             print(
                 f"Verification '{self.hit_name}': {n} over {len(results)} of {len(steps)} steps, "

@@ -39,7 +39,7 @@ from typing import Any
 import torch
 
 from neml2.drivers._driver import Driver, pair_fields
-from neml2.drivers._output import atomic_write, check_target
+from neml2.drivers._output import check_target, save_atomically
 from neml2.drivers.results import TransientResult, stacked_path
 from neml2.models import register
 from neml2.models._naming import history_of
@@ -51,9 +51,11 @@ from neml2.tensors import (
     SSR4,
     WR2,
     ConvergenceError,
+    FatalError,
     Scalar,
     TensorWrapper,
     Vec,
+    broadcast_batch_shapes,
 )
 
 TYPES: dict[str, type] = {t.__name__: t for t in (Scalar, Vec, SR2, R2, WR2, SSR4, MRP)}
@@ -233,6 +235,7 @@ class TransientDriver(Driver):
                 )
         self._check_times(times.data)
         self._check_inputs(model, forces, ics, tname)
+        batch = self._batch_shape(times, forces, ics)
 
         result: dict[str, torch.Tensor] = {}
         for n, v in forces.items():
@@ -273,7 +276,7 @@ class TransientDriver(Driver):
         self.elapsed = _time.perf_counter() - start
         self.result = result
         self._times, self._stacked = times.data, None
-        points = int(torch.Size(times.data.shape[1:]).numel())
+        points = int(torch.Size(batch).numel())
         if self.opts["verbose"] or self.opts["show_progress"] or self.report:
             rate = (nsteps - 1) * points / max(self.elapsed, 1e-9)
             print(
@@ -358,6 +361,24 @@ class TransientDriver(Driver):
             "prescribed_time",
         )
 
+    def _batch_shape(self, times, forces, ics) -> tuple[int, ...]:
+        """The run's batch shape ``B``: the broadcast of the time's and the prescribed
+        values' batch shapes (after the step axis) and the initial conditions'. Shapes
+        that do not broadcast are an error naming the two options and [Tensors] blocks
+        (``prescribed_time 'times' has batch shape (3,) and prescribed_SR2_values
+        'strains' (2,): they do not broadcast``)."""
+        shapes = {f"prescribed_time '{self.opts['prescribed_time']}'": times.dynamic_shape[1:]}
+        for kind, values, steps in (("prescribed", forces, 1), ("ic", ics, 0)):
+            for tname in TYPES:
+                opt = f"{kind}_{tname}_values"
+                names = self.opts[f"{kind}_{tname}_names"]
+                for n, token in zip(names, self.opts[opt], strict=True):
+                    shapes[f"{opt} '{token}'"] = values[n].dynamic_shape[steps:]
+        try:
+            return broadcast_batch_shapes(shapes)
+        except FatalError as e:
+            raise self.error(str(e)) from None
+
     def _check_inputs(self, model, forces, ics, tname) -> None:
         bad = []
         for n in model.input_spec:
@@ -436,16 +457,13 @@ class TransientDriver(Driver):
             if path is None:
                 return
         data = {k: v.detach().cpu() for k, v in result.items()}
-        atomic_write(
-            path,
-            lambda tmp: torch.save(data, tmp),
-            self._save_what(),
-            written=lambda p: setattr(self, "saved_to", p),
+        save_atomically(
+            path, data, self._save_what(), written=lambda p: setattr(self, "saved_to", p)
         )
         stacked = self.stacked.to_dict()
-        atomic_write(
+        save_atomically(
             self.stacked_target(),
-            lambda tmp: torch.save(stacked, tmp),
+            stacked,
             self._save_what(),
             written=lambda p: setattr(self, "stacked_saved_to", p),
         )

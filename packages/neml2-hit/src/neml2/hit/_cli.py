@@ -7,20 +7,27 @@
 ``neml2-hit fmt [--check | -i] FILE...``
     print the canonical layout of each file (``-``: standard input; only the
     syntax is checked, ``${...}`` is not evaluated), rewrite
-    files in place (``-i/--in-place``), or only report files that would change
-    (``--check``, exit status 1 if any would).
+    files in place (``-i/--in-place``: atomically, a failed write leaves the file as
+    it was), or only report files that would change (``--check``, exit status 1 if any
+    would).
 
-Exit status 2: a bad command line. Only regular files are read, up to
+Every error is one line (``-v/--verbose``: with the Python traceback of an unforeseen
+one). Exit status 2: a bad command line. Only regular files are read, up to
 ``$NEML2_HIT_MAX_FILE_BYTES`` (64 MiB by default; standard input too).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import stat
 import sys
+import tempfile
+import traceback
 from collections.abc import Sequence
 
-from ._cli_support import add_version_argument
+from ._cli_support import add_version_argument, error_line
 from ._errors import HitError, Location
 from ._limits import FILE_BYTES_ENV, file_limit
 from ._parser import _read, parse_file, parse_tree
@@ -32,6 +39,9 @@ __all__ = ["main"]
 def _build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="neml2-hit", description="Check and format HIT input files.")
     add_version_argument(ap, "neml2-hit")
+    ap.add_argument(
+        "-v", "--verbose", action="store_true", help="on an error, also print its Python traceback"
+    )
     sub = ap.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="parse files and report errors")
     check.add_argument("files", nargs="+", metavar="FILE")
@@ -101,19 +111,57 @@ def _fmt(files: Sequence[str], check: bool, in_place: bool) -> int:
                 status = 1
         elif in_place and f != "-":
             if formatted != text:
-                with open(f, "w", encoding="utf-8") as fh:
-                    fh.write(formatted)
+                try:
+                    _rewrite(f, formatted)
+                except OSError as e:
+                    print(f"{f}:1:1: error: cannot write: {e.strerror or e}", file=sys.stderr)
+                    status = 1
         else:
             sys.stdout.write(formatted)
     return status
 
 
+def _rewrite(path: str, text: str) -> None:
+    """Replace the file *path* (a symlink: the file it names) by *text*, atomically: a
+    temporary file beside it, renamed over it once written, so a full disk or any other
+    failure leaves the file as it was. A folder that takes no new file (a writable file
+    in a read-only folder) gets the file rewritten in place, as before."""
+    target = os.path.realpath(path)
+    try:
+        fd, tmp = tempfile.mkstemp(
+            dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.", suffix=".tmp"
+        )
+    except PermissionError:
+        with open(target, "r+", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.truncate()
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the tool with *argv* (default: ``sys.argv[1:]``); return the exit status."""
     args = _build_parser().parse_args(argv)
-    if args.command == "check":
-        return _check(args.files, args.override)
-    return _fmt(args.files, args.check, args.in_place)
+    try:
+        if args.command == "check":
+            return _check(args.files, args.override)
+        return _fmt(args.files, args.check, args.in_place)
+    except BrokenPipeError:
+        raise
+    except Exception as e:  # a bug or an unforeseen failure: still one line
+        if args.verbose:
+            traceback.print_exc(file=sys.stderr)
+        hint = "" if args.verbose else " (run with --verbose for the traceback)"
+        print(f"neml2-hit: error: {error_line(e)}{hint}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

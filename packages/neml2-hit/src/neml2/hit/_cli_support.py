@@ -15,7 +15,14 @@ from importlib import metadata
 
 from ._limits import file_kind
 
-__all__ = ["PACKAGES", "add_version_argument", "input_problem", "versions"]
+__all__ = [
+    "PACKAGES",
+    "add_version_argument",
+    "error_line",
+    "file_problem",
+    "input_problem",
+    "versions",
+]
 
 #: The six distributions of the workspace, in layering order.
 PACKAGES = (
@@ -88,3 +95,43 @@ def input_problem(path: str | os.PathLike[str], arg: str = "INPUT") -> str | Non
     if kind is None:
         return None
     return f"{arg} '{os.fspath(path)}' is not a regular file ({kind}), not a HIT file"
+
+
+def file_problem(path: str | os.PathLike[str], what: str) -> str | None:
+    """Why *path*, a file the user named (*what*: ``"reference file"``, ``"CSV file"``),
+    cannot be read as a regular file; None when it can be opened for reading.
+
+    Only ``stat`` is used, never ``open``, so a FIFO cannot block. The reasons:
+    ``"<what> not found: PATH"``; ``"<what> PATH: 'DIR' is not a directory"`` (a
+    path through a regular file); ``"<what> PATH is a directory, not a regular
+    file"`` (a FIFO, a device: likewise); ``"cannot read <what> PATH: <OS reason>"``.
+    """
+    shown = os.fspath(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return f"{what} not found: {shown}"
+    except NotADirectoryError:
+        parent = os.path.dirname(os.path.abspath(shown))
+        while parent and not os.path.exists(parent) and parent != os.path.dirname(parent):
+            parent = os.path.dirname(parent)
+        return f"{what} {shown}: '{parent}' is not a directory"
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the name
+        return f"cannot read {what} {shown}: {getattr(e, 'strerror', None) or e}"
+    kind = file_kind(st.st_mode)
+    if kind is not None:
+        return f"{what} {shown} is {kind}, not a regular file"
+    if not os.access(path, os.R_OK):
+        return f"cannot read {what} {shown}: Permission denied"
+    return None
+
+
+def error_line(e: BaseException) -> str:
+    """An unforeseen exception *e* on one line, for a tool's ``prog: error: ...``:
+    ``FILE: reason`` for an OS error (``'/x': No space left on device``), else
+    ``Type: first line of the message``."""
+    if isinstance(e, OSError) and e.strerror:
+        where = f"'{e.filename}': " if e.filename is not None else ""
+        return f"{where}{e.strerror}"
+    first = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
+    return f"{type(e).__name__}: {first}" if first else type(e).__name__

@@ -22,6 +22,7 @@ from neml2.models._history import with_zero_history
 from neml2.models._input_file import InputFile
 from neml2.models._jit import CompiledModel, compile
 from neml2.models._model import Model
+from neml2.models._python_code import ALLOW_PYTHON_CODE_ENV, allow_python_code
 from neml2.models._registry import (
     ENTRY_POINT_GROUP,
     lookup,
@@ -41,6 +42,7 @@ from neml2.models._schema import (
 )
 
 __all__ = [
+    "ALLOW_PYTHON_CODE_ENV",
     "ENTRY_POINT_GROUP",
     "REQUIRED",
     "CompiledModel",
@@ -48,6 +50,7 @@ __all__ = [
     "InputFile",
     "Model",
     "NonlinearParameter",
+    "allow_python_code",
     "compile",
     "data_ref",
     "input",

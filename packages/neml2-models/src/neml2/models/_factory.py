@@ -8,6 +8,7 @@ for text given to ``load_string``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,12 @@ from neml2.tensors import FatalError
 def parse_input(path: str | Path, overrides: Sequence[str] = ()) -> hit.Node:
     """Parse a HIT input file (the merged logical tree), HIT errors becoming FatalError."""
     p = Path(path)
-    if not p.exists():
-        raise FatalError(f"{p}: input file not found")
+    try:
+        os.stat(p)
+    except FileNotFoundError:
+        raise FatalError(f"{p}: input file not found") from None
+    except (OSError, ValueError):
+        pass  # 'a.i/x', no permission: the HIT reader says why ("Not a directory")
     # anything else that is not a regular file (a directory, a FIFO, a device) is
     # reported by the HIT reader, which never opens or reads it
     try:
@@ -56,6 +61,7 @@ def load_input(
     *,
     dtype: torch.dtype = torch.float64,
     device: torch.device | str = "cpu",
+    allow_python_code: bool | None = None,
 ) -> InputFile:
     """Parse a HIT input file and return the factory that builds its objects.
 
@@ -68,6 +74,10 @@ def load_input(
             applied before the blocks are built.
         dtype: The floating-point dtype of the tensors, parameters and models built.
         device: The device they are placed on.
+        allow_python_code: True lets ``[Tensors] type = Python`` expressions run
+            arbitrary Python (the input file can then run code: use it only for input
+            files you would run as a Python script); False keeps the allow-list; None
+            (the default): the environment variable ``NEML2_ALLOW_PYTHON_CODE=1`` opts in.
 
     Returns:
         The parsed input file.
@@ -76,7 +86,13 @@ def load_input(
         FatalError: If the file does not exist, does not parse, or has an invalid
             ``[Settings]`` section (the message starts with ``file:line:column``).
     """
-    return InputFile(parse_input(path, overrides), path, dtype=dtype, device=device)
+    return InputFile(
+        parse_input(path, overrides),
+        path,
+        dtype=dtype,
+        device=device,
+        allow_python_code=allow_python_code,
+    )
 
 
 def load_model(
@@ -86,6 +102,7 @@ def load_model(
     *,
     dtype: torch.dtype = torch.float64,
     device: torch.device | str = "cpu",
+    allow_python_code: bool | None = None,
 ) -> Any:
     """Load the model *name* defined under ``[Models]`` in the HIT file *path* (py-eager).
 
@@ -96,6 +113,10 @@ def load_model(
             applied before the blocks are built.
         dtype: The floating-point dtype of the tensors, parameters and models built.
         device: The device they are placed on.
+        allow_python_code: True lets ``[Tensors] type = Python`` expressions run
+            arbitrary Python (the input file can then run code: use it only for input
+            files you would run as a Python script); False keeps the allow-list; None
+            (the default): the environment variable ``NEML2_ALLOW_PYTHON_CODE=1`` opts in.
 
     Returns:
         The model (a :class:`Model`), on *dtype* and *device*. A model whose parameters
@@ -107,7 +128,9 @@ def load_model(
             no block *name*, or a block is invalid (the message names
             ``file:line:column``).
     """
-    ctx = load_input(path, overrides, dtype=dtype, device=device)
+    ctx = load_input(
+        path, overrides, dtype=dtype, device=device, allow_python_code=allow_python_code
+    )
     if ctx.section("Models") is None:
         raise FatalError(f"{path}: no [Models] section; cannot load model '{name}'")
     return ctx.top_model(name)
@@ -120,6 +143,7 @@ def load_string(
     *,
     dtype: torch.dtype = torch.float64,
     device: torch.device | str = "cpu",
+    allow_python_code: bool | None = None,
 ) -> Any:
     """Load model *name* from HIT *text* instead of a file (otherwise as :func:`load_model`).
 
@@ -132,6 +156,10 @@ def load_string(
             applied before the blocks are built.
         dtype: The floating-point dtype of the tensors, parameters and models built.
         device: The device they are placed on.
+        allow_python_code: True lets ``[Tensors] type = Python`` expressions run
+            arbitrary Python (the input file can then run code: use it only for input
+            files you would run as a Python script); False keeps the allow-list; None
+            (the default): the environment variable ``NEML2_ALLOW_PYTHON_CODE=1`` opts in.
 
     Returns:
         The model, as :func:`load_model` returns it.
@@ -142,7 +170,13 @@ def load_string(
             ``[Models]`` does not define exactly one model. Error locations read
             ``<string>:line:column``.
     """
-    ctx = InputFile(parse_string(text, overrides), STRING, dtype=dtype, device=device)
+    ctx = InputFile(
+        parse_string(text, overrides),
+        STRING,
+        dtype=dtype,
+        device=device,
+        allow_python_code=allow_python_code,
+    )
     models = ctx.section("Models")
     if models is None:
         what = f"model '{name}'" if name is not None else "a model"
@@ -165,6 +199,7 @@ def load_nonlinear_system(
     *,
     dtype: torch.dtype = torch.float64,
     device: torch.device | str = "cpu",
+    allow_python_code: bool | None = None,
 ) -> Any:
     """Build the ``[EquationSystems]`` block *name* of the HIT file *path*.
 
@@ -178,6 +213,10 @@ def load_nonlinear_system(
             applied before the blocks are built.
         dtype: The floating-point dtype of the tensors, parameters and models built.
         device: The device they are placed on.
+        allow_python_code: True lets ``[Tensors] type = Python`` expressions run
+            arbitrary Python (the input file can then run code: use it only for input
+            files you would run as a Python script); False keeps the allow-list; None
+            (the default): the environment variable ``NEML2_ALLOW_PYTHON_CODE=1`` opts in.
 
     Returns:
         The built object (a :class:`neml2.solvers.NonlinearSystem` for
@@ -187,7 +226,9 @@ def load_nonlinear_system(
         FatalError: If the file is missing or malformed, has no ``[EquationSystems]``
             section or no block *name*, or the block is invalid.
     """
-    ctx = load_input(path, overrides, dtype=dtype, device=device)
+    ctx = load_input(
+        path, overrides, dtype=dtype, device=device, allow_python_code=allow_python_code
+    )
     if ctx.section("EquationSystems") is None:
         raise FatalError(
             f"{path}: no [EquationSystems] section; cannot load equation system '{name}'"

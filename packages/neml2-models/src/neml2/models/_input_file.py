@@ -9,21 +9,23 @@ resolves parameter values. Every error is a ``FatalError`` that starts with the
 
 from __future__ import annotations
 
-import ast
-import builtins
 import math
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import contextmanager
 from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from neml2 import hit, tensors
+from neml2 import hit
+from neml2.models import _python_code
+from neml2.models._expression_check import parse
+from neml2.models._expression_limits import Tally
+from neml2.models._expression_vocabulary import BUILTIN_NAMES, TENSOR_NAMES
+from neml2.models._expressions import NoResult, Refused, evaluate
 from neml2.models._registry import lookup, plugin_failures, registered_types
 from neml2.models._schema import NonlinearParameter, ParameterField
 from neml2.models._spellings import former_tensor_hint, former_type_hint
@@ -46,83 +48,6 @@ def default_dtype(dtype: torch.dtype):
         torch.set_default_dtype(old)
 
 
-#: The builtins a ``[Tensors] type = Python`` expression may use (``True``, ``False``
-#: and ``None`` are literals). Nothing that imports, opens files, evaluates text or
-#: reaches attributes by name (``__import__``, ``open``, ``eval``, ``exec``,
-#: ``compile``, ``getattr``, ``setattr``, ``globals``, ``vars``, ``type``, ...).
-SAFE_BUILTINS = (
-    "abs",
-    "all",
-    "any",
-    "bool",
-    "dict",
-    "divmod",
-    "enumerate",
-    "filter",
-    "float",
-    "int",
-    "isinstance",
-    "len",
-    "list",
-    "map",
-    "max",
-    "min",
-    "pow",
-    "range",
-    "reversed",
-    "round",
-    "slice",
-    "sorted",
-    "sum",
-    "tuple",
-    "zip",
-)
-_BUILTIN_NAMES = frozenset(dir(builtins))
-
-
-def _namespace() -> dict[str, Any]:
-    """What a ``[Tensors] type = Python`` expression sees (plus other [Tensors] names).
-
-    The typed-tensor API (``neml2.tensors``), ``torch``, ``math``, ``np``/``numpy``
-    and, as builtins, only :data:`SAFE_BUILTINS` (and ``__import__``, for C code).
-    """
-    ns: dict[str, Any] = {n: getattr(tensors, n) for n in tensors.__all__}
-    ns.update(torch=torch, math=math, np=np, numpy=np)
-    safe = {n: getattr(builtins, n) for n in SAFE_BUILTINS}
-    # C code that imports lazily (torch does, the first time some ops run) looks
-    # ``__import__`` up in the builtins of the running frame: ours. The expression
-    # itself cannot name it (``_rejected`` refuses every ``__`` name).
-    safe["__import__"] = builtins.__import__
-    ns["__builtins__"] = safe
-    return ns
-
-
-#: The statements a multi-statement ``expr`` may hold (its value: the name ``result``).
-_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
-
-
-def _parse_python(text: str, filename: str) -> tuple[ast.AST, str]:
-    """Parse a ``[Tensors] type = Python`` value: one expression (mode ``eval``), or
-    assignments ending in ``result = ...`` (mode ``exec``; the reference library's
-    multi-line form). Other statements (import, def, with, ...) are a SyntaxError."""
-    try:
-        return ast.parse(text, filename, "eval"), "eval"
-    except SyntaxError as as_expression:
-        try:
-            tree = ast.parse(text, filename, "exec")
-        except SyntaxError:
-            raise as_expression from None
-    for stmt in tree.body:
-        if not isinstance(stmt, _STATEMENTS):
-            e = SyntaxError(
-                f"a '{type(stmt).__name__}' statement is not allowed (only assignments, "
-                "the value assigned to 'result')"
-            )
-            e.lineno = stmt.lineno
-            raise e
-    return tree, "exec"
-
-
 def _one_edit(a: str, b: str) -> bool:
     """Whether *a* and *b* differ by one typo: an insertion, deletion or substitution
     of a character, or two neighbours swapped."""
@@ -137,49 +62,6 @@ def _one_edit(a: str, b: str) -> bool:
         return a[i:] == b[i + 1 :]
     swapped = i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i]
     return a[i + 1 :] == b[i + 1 :] or (swapped and a[i + 2 :] == b[i + 2 :])
-
-
-def _rejected(tree: ast.AST, known: Callable[[str], bool]) -> tuple[int, str] | None:
-    """The first construct of *tree* an expression may not use: ``(line, what)``, or None.
-
-    Rejected: an attribute whose name starts with ``_`` (``x.__class__``,
-    ``torch._C``), a name that starts with ``__`` (``__import__``,
-    ``__builtins__``), and a builtin outside :data:`SAFE_BUILTINS` unless *known*
-    (the namespace, another [Tensors] block) or the expression's own lambda
-    arguments and loop variables shadow it. A guard against accidents, not a
-    security boundary: an input file is trusted input.
-    """
-    local: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.arg):
-            local.add(node.arg)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            local.add(node.id)
-    found: list[tuple[int, int, int, int, str]] = []
-    for node in ast.walk(tree):
-        what = None
-        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-            what = f"attribute '{node.attr}' is not allowed (no attribute starting with '_')"
-        elif isinstance(node, ast.Name | ast.arg):
-            name = node.id if isinstance(node, ast.Name) else node.arg
-            if name.startswith("__"):
-                what = f"name '{name}' is not allowed (no name starting with '__')"
-            elif (
-                isinstance(node, ast.Name)
-                and name in _BUILTIN_NAMES
-                and name not in SAFE_BUILTINS
-                and name not in local
-                and not known(name)
-            ):
-                what = f"'{name}' is not an allowed builtin (allowed: {', '.join(SAFE_BUILTINS)})"
-        if what is not None:
-            # by position; of nested attributes (x.__a__.__b__) the inner one ends first
-            end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
-            found.append((node.lineno, node.col_offset, *end, what))
-    if not found:
-        return None
-    first = min(found)
-    return first[0], first[-1]
 
 
 #: NEML2 v2's ``[Settings]`` options, none of which v3 or neml2 reads, and what replaces each.
@@ -216,6 +98,8 @@ class InputFile:
         path (str): The file name, used in error messages.
         dtype (torch.dtype): The floating-point dtype of what is built.
         device (torch.device): The device of what is built.
+        allow_python_code (bool): Whether ``[Tensors] type = Python`` expressions run as
+            arbitrary Python (the opt-in) instead of by the allow-list interpreter.
         free_inputs (dict[str, list[str]]): Variable -> where a parameter named it and it
             became an input variable (``"file:line:col: option 'yield_stress' = 'abc'"``),
             for the drivers' errors.
@@ -228,6 +112,7 @@ class InputFile:
         *,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str = "cpu",
+        allow_python_code: bool | None = None,
     ):
         """Wrap a parsed HIT tree and check its ``[Settings]``.
 
@@ -236,6 +121,11 @@ class InputFile:
             path: The file name used in error messages.
             dtype: The floating-point dtype of the tensors and models built.
             device: The device they are placed on.
+            allow_python_code: True: ``[Tensors] type = Python`` expressions run as
+                arbitrary Python (this input file can run code: use it only for input
+                files you would run as a Python script); False: by the allow-list
+                interpreter; None (the default): True only when the environment
+                variable ``NEML2_ALLOW_PYTHON_CODE`` is ``1``.
 
         Raises:
             FatalError: If ``[Settings]`` has an unknown or invalid entry.
@@ -244,6 +134,8 @@ class InputFile:
         self.path = str(path)
         self.dtype = dtype
         self.device = torch.device(device)
+        self.allow_python_code = _python_code.python_code_allowed(allow_python_code)
+        self._expression_tally = Tally()  # elements the [Tensors] expressions made
         self._tensors: dict[str, Any] = {}
         self._objects: dict[str, Any] = {}
         self._building: list[str] = []
@@ -487,8 +379,11 @@ class InputFile:
     def evaluate_python(self, node: hit.Node) -> Any:
         """Evaluate a ``[Tensors]`` block of ``type = Python``.
 
-        See :class:`neml2.models.python_tensors.Python`. The block's ``expr`` is checked,
-        then evaluated in float64 and placed on the input's dtype and device.
+        See :class:`neml2.models.python_tensors.Python`. The block's ``expr`` is
+        parsed, then evaluated in float64 by the allow-list interpreter
+        (:mod:`neml2.models._expressions`), or, when this input file opted in to
+        arbitrary Python (``allow_python_code``), by Python's ``eval``; a
+        floating-point result is placed on the input's dtype and device.
 
         Args:
             node: The ``[Tensors]`` block.
@@ -499,7 +394,9 @@ class InputFile:
 
         Raises:
             FatalError: If ``expr`` is missing, an option is unknown, the expression does
-                not parse, uses a construct that is not allowed, or fails.
+                not parse, uses something the allow-list refuses or exceeds its limits
+                (one line naming the ``expr`` line, the block and what was refused), or
+                fails.
         """
         expr = node.param("expr")
         if expr is None:
@@ -515,8 +412,7 @@ class InputFile:
         where = f"[Tensors/{node.name}]"
         multiline = "\n" in text
         try:
-            tree, mode = _parse_python(text, f"{expr.location}")
-            code = compile(tree, f"{expr.location}", mode)
+            tree, mode = parse(text, f"{expr.location}")
         except SyntaxError as e:
             line = f" (line {e.lineno} of the expression)" if multiline and e.lineno else ""
             raise FatalError(
@@ -526,46 +422,57 @@ class InputFile:
             raise FatalError(
                 f"{expr.location}: invalid Python expression in {where}: {type(e).__name__}: {e}"
             ) from e
-        ns = _namespace()
-        bad = _rejected(tree, lambda n: n in ns or self.has_tensor(n))
-        if bad is not None:
-            line = f" (line {bad[0]} of the expression)" if multiline else ""
-            raise FatalError(f"{expr.location}: {where} rejected expression{line}: {bad[1]}")
-        # other [Tensors] the expression reads (not its own lambda arguments, loop
-        # variables or assigned names: `lambda r: ...` does not refer to [Tensors/r])
-        local = {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)} | {
-            n.id
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-        }
-        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - local
-        for n in sorted(used):
-            if n not in ns and self.has_tensor(n):
-                ns[n] = self.tensor(n, expr.location)
+        names: list[str] = [*TENSOR_NAMES, *BUILTIN_NAMES]
         with default_dtype(torch.float64):
             try:
-                if mode == "eval":
-                    value = eval(code, ns)
+                if self.allow_python_code:
+                    ns = _python_code.namespace()
+                    names = list(ns)
+                    value = self._run_python_code(tree, mode, expr, where, ns)
                 else:
-                    exec(code, ns)
-                    if "result" not in ns:
-                        raise FatalError(
-                            f"{expr.location}: {where}: a block of statements must assign "
-                            "its value to 'result' (e.g. result = SR2(x))"
-                        )
-                    value = ns["result"]
+                    value = evaluate(
+                        tree,
+                        mode,
+                        self.has_tensor,
+                        lambda n: self.tensor(n, expr.location),
+                        tally=self._expression_tally,
+                    )
+            except Refused as e:
+                line = f" (line {e.lineno} of the expression)" if multiline and e.lineno else ""
+                raise FatalError(
+                    f"{expr.location}: {where} rejected expression{line}: {e.what}; "
+                    f"{_python_code.OPT_IN_HINT}"
+                ) from None
+            except NoResult:
+                raise FatalError(
+                    f"{expr.location}: {where}: a block of statements must assign "
+                    "its value to 'result' (e.g. result = SR2(x))"
+                ) from None
             except FatalError:
                 raise
             except Exception as e:
                 hint = ""
                 if isinstance(e, NameError) and getattr(e, "name", None):
-                    hint = former_type_hint(e.name, ns) or suggest(
-                        e.name, [*ns, *self._tensor_names()]
+                    hint = former_type_hint(e.name, names) or suggest(
+                        e.name, [*names, *self._tensor_names()]
                     )
                 raise FatalError(
                     f"{expr.location}: [Tensors/{node.name}] failed: {type(e).__name__}: {e}{hint}"
                 ) from e
         return self._place(value)
+
+    def _run_python_code(
+        self, tree: Any, mode: str, expr: hit.Param, where: str, ns: dict[str, Any]
+    ) -> Any:
+        """The opt-in path: the block-list check, then Python's ``eval``/``exec``."""
+        bad = _python_code.rejected(tree, lambda n: n in ns or self.has_tensor(n))
+        if bad is not None:
+            line = f" (line {bad[0]} of the expression)" if "\n" in expr.as_str().strip() else ""
+            raise FatalError(f"{expr.location}: {where} rejected expression{line}: {bad[1]}")
+        for n in sorted(_python_code.used_names(tree)):
+            if n not in ns and self.has_tensor(n):
+                ns[n] = self.tensor(n, expr.location)
+        return _python_code.run_python_code(tree, mode, f"{expr.location}", ns)
 
     def _place(self, value: Any) -> Any:
         if isinstance(value, TensorWrapper):
@@ -716,6 +623,15 @@ class InputFile:
         return self._one_parameter(f, tokens[0], p)
 
     def _literal(self, typ: type, numbers: list[float], p: hit.Param) -> Any:
+        if self.dtype.is_floating_point:
+            top = torch.finfo(self.dtype).max
+            for x in numbers:
+                if abs(x) > top:  # would be inf, and a range check would blame the value
+                    dtype = str(self.dtype).removeprefix("torch.")
+                    raise FatalError(
+                        f"{p.location}: option '{p.name}' = '{p.raw}': {x:g} does not fit in "
+                        f"{dtype} (max {top:g}); load the model in a wider dtype"
+                    )
         t = torch.tensor(numbers, dtype=self.dtype, device=self.device)
         base = getattr(typ, "BASE_SHAPE", ())
         try:
@@ -756,9 +672,26 @@ class InputFile:
             if len(outs) != 1:
                 raise FatalError(
                     f"{p.location}: option '{p.name}' names model '{token}', which has "
-                    f"{len(outs)} outputs ({', '.join(outs)}); a parameter needs exactly one"
+                    f"{len(outs)} outputs ({', '.join(outs)}); a parameter needs exactly one "
+                    f"(name it as '{token}.<output>')"
                 )
             return NonlinearParameter(variable=outs[0], provider=token)
+        block, dot, var = token.partition(".")
+        if dot and self.has_block("Models", block):  # 'model.variable': one of its outputs
+            outs = list(self.model(block, p.location).output_spec)
+            if var not in outs:
+                raise FatalError(
+                    f"{p.location}: option '{p.name}' = '{token}': model '{block}' has no "
+                    f"output '{var}' (outputs: {', '.join(outs)})"
+                )
+            return NonlinearParameter(variable=var, provider=block)
+        if not _VARIABLE_NAME.match(token):
+            raise FatalError(
+                f"{p.location}: option '{p.name}' = '{token}' is not a number, a [Tensors] "
+                "name, a [Models] name ('model' or 'model.output') nor a variable name "
+                "(letters, digits and '_', parts joined by '/', as 'T' or 'forces/T'), so it "
+                "cannot become an input variable"
+            )
         return self._free_input(f, token, p)
 
     def _free_input(self, f: ParameterField, token: str, p: hit.Param) -> NonlinearParameter:
@@ -817,6 +750,9 @@ def _floats(tokens: list[str]) -> list[float] | None:
 
 #: a token that starts like a number (digit, sign + digit or dot, dot + digit)
 _NUMBER_LIKE = re.compile(r"^[+-]?\.?\d")
+#: a name a parameter may promote to an input variable: identifiers joined by '/'
+#: (``T``, ``forces/T``), optionally a history suffix (``x~1``)
+_VARIABLE_NAME = re.compile(r"^[A-Za-z_]\w*(/[A-Za-z_]\w*)*(~\d+)?$", re.ASCII)
 
 
 def _check_finite(numbers: list[float], tokens: list[str], p: hit.Param) -> None:

@@ -93,6 +93,19 @@ def input_dtype(typ: type, dtype: torch.dtype) -> torch.dtype:
     return getattr(typ, "STORAGE_DTYPE", None) or dtype
 
 
+def input_desc(name: str, x: Any, what: str = "input") -> str:
+    """``input 'strain'`` for the messages about input *name*; for a typed value whose
+    constructor converted integer data (``SR2(torch.zeros(6, dtype=torch.int64))`` holds
+    float32), it also says what it was made from, so the message names the dtype given."""
+    was = x.converted_from if isinstance(x, TensorWrapper) else None
+    if was is None:
+        return f"{what} '{name}'"
+    return (
+        f"{what} '{name}' (a {type(x).__name__} made from {was} data, which it converted "
+        f"to {x.dtype})"
+    )
+
+
 def check_placement(
     label: str, desc: str, t: torch.Tensor, dtype: torch.dtype, device: torch.device
 ) -> None:

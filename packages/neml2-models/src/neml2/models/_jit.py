@@ -47,11 +47,12 @@ from neml2.models._inputs import (
     as_tensor,
     check_names,
     check_placement,
+    input_desc,
     input_dtype,
     wrt_inputs,
 )
 from neml2.models.implicit_update import implicit_updates
-from neml2.tensors import ConvergenceError, FatalError, TensorWrapper
+from neml2.tensors import ConvergenceError, FatalError, TensorWrapper, broadcast_batch_shapes
 
 # neml2.models._inductor (MendedInductor, code_generation) is imported where a graph is
 # compiled, not above: it imports torch._inductor's C++ code generator, 3.3 s on 2 cores,
@@ -430,8 +431,8 @@ class CompiledModel(torch.nn.Module):
             x = inputs[name]
             want = input_dtype(typ, dtype)
             if isinstance(x, TensorWrapper):
-                sub, x = x.sub_batch_ndim, x.data
-                check_placement(label, f"input '{name}'", x, want, device)
+                sub, desc, x = x.sub_batch_ndim, input_desc(name, x), x.data
+                check_placement(label, desc, x, want, device)
             else:
                 sub = self.sub_batch.get(name, 0)
                 x = as_tensor(label, f"input '{name}'", x, want, device)
@@ -447,9 +448,9 @@ class CompiledModel(torch.nn.Module):
             batches[name] = tuple(x.shape[: x.dim() - rest])
         try:
             B = torch.broadcast_shapes(*batches.values())
-        except RuntimeError as e:
-            shapes = ", ".join(f"{n} {s}" for n, s in batches.items())
-            raise FatalError(f"{label}: batch shapes do not broadcast ({shapes})") from e
+        except RuntimeError:  # the error names two inputs that do not broadcast
+            broadcast_batch_shapes({f"input '{n}'": s for n, s in batches.items()}, label)
+            raise
         n = math.prod(B)
         pad = n == 1
         seen: set[int] = set()  # storages of the flattened inputs so far (_own_storage)

@@ -37,6 +37,7 @@ from neml2.models._inputs import (
     check_names,
     check_placement,
     check_seeds,
+    input_desc,
     input_dtype,
     wrt_inputs,
 )
@@ -52,7 +53,17 @@ from neml2.models._schema import (
     VariableField,
     derived_name,
 )
-from neml2.tensors import FatalError, Tensor, TensorWrapper, attach, tangents2_of, tangents_of
+from neml2.tensors import (
+    FatalError,
+    ShapeError,
+    Tensor,
+    TensorWrapper,
+    attach,
+    broadcast_batch_shapes,
+    checked_parameter,
+    tangents2_of,
+    tangents_of,
+)
 from neml2.tensors._broadcast import _tracing
 from neml2.tensors._seed import _direction, identity_seed
 
@@ -705,7 +716,7 @@ class Model(torch.nn.Module):
             t = x.data if isinstance(x, TensorWrapper) else x
             want = input_dtype(typ, dtype)
             if isinstance(t, torch.Tensor):
-                check_placement(label, f"input '{name}'", t, want, device)
+                check_placement(label, input_desc(name, x), t, want, device)
                 out.append(x)
             else:
                 out.append(as_tensor(label, f"input '{name}'", x, want, device))
@@ -853,7 +864,7 @@ class Model(torch.nn.Module):
             if isinstance(x, TensorWrapper):
                 if checking:
                     want = input_dtype(typ, dtype)
-                    check_placement(label, f"input '{name}'", x.data, want, device)
+                    check_placement(label, input_desc(name, x), x.data, want, device)
                 out.append(_typed(x, typ))
                 continue
             if checking:
@@ -869,8 +880,51 @@ class Model(torch.nn.Module):
             out.append(typ(x))
         return out
 
+    def _checked_inputs(self, inputs: Mapping[str, Any]) -> list[TensorWrapper]:
+        """:meth:`_typed_inputs`, whose batch shapes must broadcast: the error names two
+        inputs that do not (``input 'strain' has batch shape (2,) and input 't' (3,): they
+        do not broadcast``)."""
+        xs = self._typed_inputs(inputs)
+        if len(xs) < 2 or torch.compiler.is_compiling():
+            return xs
+        first = xs[0].dynamic_shape
+        if any(x.dynamic_shape != first for x in xs[1:]):  # the common case: all the same
+            shapes = {
+                f"input '{n}'": x.dynamic_shape for n, x in zip(self.input_spec, xs, strict=True)
+            }
+            broadcast_batch_shapes(shapes, self._label())
+        return xs
+
+    def _call_named(self, xs: list[TensorWrapper], **seeds):
+        """``self(*xs, **seeds)`` for the name-keyed calls; a failure that a parameter's
+        batch shape explains (one that does not broadcast with the inputs') says so."""
+        try:
+            return self(*xs, **seeds)
+        except (ShapeError, FatalError, RuntimeError) as e:
+            self._explain_parameter_batch(xs, e)
+            raise
+
+    def _explain_parameter_batch(self, xs: list[TensorWrapper], e: Exception) -> None:
+        """Raise FatalError for the first constant parameter (of this model or one inside
+        it) whose dynamic batch shape does not broadcast with the inputs' *xs*."""
+        batch = torch.broadcast_shapes(*(x.dynamic_shape for x in xs))
+        for prefix, m in self.named_modules():
+            for name, (typ, sub) in getattr(m, "_param_meta", {}).items():
+                raw = getattr(m, name, None)  # none where the parameter is an input
+                if not isinstance(raw, torch.Tensor):
+                    continue
+                dynamic = tuple(raw.shape[: raw.dim() - sub - len(typ.BASE_SHAPE)])
+                try:
+                    torch.broadcast_shapes(dynamic, batch)
+                except RuntimeError:
+                    full = f"{prefix}.{name}" if prefix else name
+                    raise FatalError(
+                        f"{self._label()}: parameter '{full}' has batch shape {dynamic}, which "
+                        f"does not broadcast with the inputs' batch shape {tuple(batch)}"
+                    ) from e
+
     def _forward_named(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
-        outs = _as_tuple(self(*self._typed_inputs(inputs)))
+        outs = _as_tuple(self._call_named(self._checked_inputs(inputs)))
         return {n: o.data for n, o in zip(self.output_spec, outs, strict=True)}
 
     def jvp(
@@ -891,7 +945,7 @@ class Model(torch.nn.Module):
             FatalError: If an input is missing, a name is unknown, or a tensor has the
                 wrong dtype, device or base shape.
         """
-        xs = self._typed_inputs(inputs)
+        xs = self._checked_inputs(inputs)
         label = self._label()
         checking = not torch.compiler.is_compiling()  # traced: CompiledModel checked them
         if checking:
@@ -904,7 +958,7 @@ class Model(torch.nn.Module):
                 else:
                     t = torch.as_tensor(tangents[name], dtype=x.dtype, device=x.device)
                 v[name] = {"d": typ(t.unsqueeze(0), x.sub_batch_ndim)}
-        *outs, v_out = self(*xs, v=v)
+        *outs, v_out = self._call_named(xs, v=v)
         out = {n: o.data for n, o in zip(self.output_spec, outs, strict=True)}
         jvp = {}
         for n, o in zip(self.output_spec, outs, strict=True):
@@ -935,11 +989,11 @@ class Model(torch.nn.Module):
             FatalError: If an input is missing or unknown, or *wrt* names an input the
                 model does not have, or none.
         """
-        xs = self._typed_inputs(inputs)
+        xs = self._checked_inputs(inputs)
         names = list(self.input_spec)
         wanted = names if wrt is None else wrt_inputs(self._label(), wrt, names)
         v = {n: {n: identity_seed(x)} for n, x in zip(names, xs, strict=True) if n in wanted}
-        *outs, v_out = self(*xs, v=v)
+        *outs, v_out = self._call_named(xs, v=v)
         out = {n: o.data for n, o in zip(self.output_spec, outs, strict=True)}
         jac: dict[str, dict[str, torch.Tensor]] = {}
         for n, o in zip(self.output_spec, outs, strict=True):
@@ -967,13 +1021,22 @@ class Model(torch.nn.Module):
             name: The parameter, dotted through sub-models (``elasticity.E``), as
                 ``named_parameters()`` lists it.
             value: The new value: a typed value, tensor or number, at
-                ``(*B, *base)``. It may carry batch axes; its base shape must match. It
-                is converted to the old value's dtype and device; a trainable parameter
-                stays trainable.
+                ``(*B, *base)`` (``(*B, *sub_batch, *base)`` for a parameter with a
+                sub-batch shape, such as a per-slip value). Axes before those are a batch
+                of values, which the outputs take on: a ``(3, 3)`` tensor for a
+                ``Scalar`` is a ``(3, 3)`` batch of values, and a forward on one point
+                then returns ``(3, 3, *out_base)``; a batch that does not broadcast with
+                the inputs' is an error of that call naming the parameter. A tensor of
+                another floating dtype is converted to the parameter's, and moved to its
+                device; a trainable parameter stays trainable.
 
         Raises:
-            FatalError: If there is no such parameter or sub-model, or the value is not
-                a valid value of the parameter's type.
+            FatalError: If there is no such parameter or sub-model, or the value (one
+                line naming the parameter, see :func:`neml2.tensors.checked_parameter`)
+                is not a number or tensor, is a typed value of another base shape, has
+                another shape before its batch axes, has an integer, bool or complex
+                dtype (for a floating parameter; never cast), or holds a value that is not
+                finite (naming its index).
         """
         prefix, _, leaf = name.rpartition(".")
         try:
@@ -983,14 +1046,18 @@ class Model(torch.nn.Module):
         if not isinstance(owner, Model) or leaf not in owner._param_meta:
             names = ", ".join(n for n, _ in self.named_parameters()) or "(none)"
             raise FatalError(f"{self._label()}: no parameter '{name}'; parameters: {names}")
-        typ, _ = owner._param_meta[leaf]
+        typ, sub = owner._param_meta[leaf]
         old = getattr(owner, leaf)
-        data = value.data if isinstance(value, TensorWrapper) else torch.as_tensor(value)
-        data = data.to(dtype=old.dtype, device=old.device)
-        try:
-            typ(data)
-        except Exception as e:
-            raise FatalError(f"{self._label()}: parameter '{name}': {e}") from e
+        base_ndim = len(typ.BASE_SHAPE)
+        data = checked_parameter(
+            name,
+            value,
+            dtype=old.dtype,
+            device=old.device,
+            typ=typ,
+            sub_batch_shape=old.shape[old.dim() - base_ndim - sub : old.dim() - base_ndim],
+            label=self._label(),
+        )
         if isinstance(old, torch.nn.Parameter):
             owner._parameters[leaf] = torch.nn.Parameter(data, requires_grad=old.requires_grad)
         else:

@@ -21,6 +21,10 @@ list the accepted ones), defaults, documentation and the catalogue printed by
 * :func:`option`: a plain setting (str / int / float / bool / enum / lists).
 * :func:`model_ref`: the name of other ``[Models]`` block(s).
 
+A number's valid range is declared with ``bounds=`` (:class:`Bounds`, interval notation:
+``option("max_its", int, 25, bounds="[1, inf)")``, ``parameter(..., bounds="(0, inf)")``);
+a value outside is refused when it is read, and the catalogue shows it as ``range``.
+
 Besides its options, a class declares in ``derives`` (:func:`derived`) the variable
 names it makes from an option's variable by a rule of :mod:`neml2.models._naming`
 (``x~1``, ``x_rate``, ``x_residual``); :func:`catalogue` lists them. An option's
@@ -30,13 +34,16 @@ older reference spellings (``formerly``) are answered with its name.
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from neml2.models._naming import NamingRule, rule_of_template
-from neml2.tensors import FatalError
+from neml2.tensors import FatalError, TensorWrapper
 
 if TYPE_CHECKING:
     from neml2 import hit
@@ -50,6 +57,94 @@ class _Required:
 
 #: Marks a field without a default: HIT must set it.
 REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The interval of valid values of a numeric option or parameter.
+
+    Declared in interval notation, ``bounds="(0, inf)"`` (``(``/``)`` open,
+    ``[``/``]`` closed; ``inf`` and ``-inf`` are always open ends, so a bounded value is
+    finite): ``"[1, inf)"`` an integer at least 1, ``"(0, inf)"`` positive, ``"[0, 1]"``
+    a fraction, ``"(-1, 0.5)"`` Poisson's ratio. NaN is never inside. The schema checks
+    the value when the option is read (from HIT or from Python keywords) and
+    ``neml2-syntax`` shows the interval.
+    """
+
+    low: float
+    high: float
+    low_closed: bool
+    high_closed: bool
+
+    @classmethod
+    def parse(cls, text: str | Bounds) -> Bounds:
+        """The interval written *text* (e.g. ``"(0, 1]"``); a TypeError if malformed."""
+        if isinstance(text, Bounds):
+            return text
+        t = text.strip()
+        parts = t[1:-1].split(",")
+        if len(t) < 5 or t[0] not in "([" or t[-1] not in ")]" or len(parts) != 2:
+            raise TypeError(f"bounds '{text}': write an interval such as '(0, inf)' or '[0, 1]'")
+        try:
+            low, high = (float(x) for x in parts)
+        except ValueError as e:
+            raise TypeError(f"bounds '{text}': the ends must be numbers or inf") from e
+        closed_low, closed_high = t[0] == "[", t[-1] == "]"
+        if (closed_low and math.isinf(low)) or (closed_high and math.isinf(high)):
+            raise TypeError(f"bounds '{text}': an infinite end is open, '(' or ')'")
+        if not low < high:
+            raise TypeError(f"bounds '{text}': the lower end must be below the upper")
+        return cls(low, high, closed_low, closed_high)
+
+    def __str__(self) -> str:
+        return (
+            f"{'[' if self.low_closed else '('}{_end(self.low)}, "
+            f"{_end(self.high)}{']' if self.high_closed else ')'}"
+        )
+
+    def describe(self) -> str:
+        """The condition in words: ``> 0``, ``>= 1`` or ``in (0, 1]``."""
+        if math.isinf(self.high):
+            return f"{'>=' if self.low_closed else '>'} {_end(self.low)}"
+        if math.isinf(self.low):
+            return f"{'<=' if self.high_closed else '<'} {_end(self.high)}"
+        return f"in {self}"
+
+    def contains(self, x: float) -> bool:
+        """Whether the number *x* is inside (never for NaN)."""
+        above = x >= self.low if self.low_closed else x > self.low
+        below = x <= self.high if self.high_closed else x < self.high
+        return bool(above and below)
+
+    def mask(self, x: torch.Tensor) -> torch.Tensor:
+        """Elementwise :meth:`contains` of the tensor *x* (False at NaN)."""
+        above = x >= self.low if self.low_closed else x > self.low
+        below = x <= self.high if self.high_closed else x < self.high
+        return above & below
+
+    def first_outside(self, x: Any) -> str | None:
+        """``None`` when every value of *x* (a number, tensor or typed tensor) is inside,
+        else the first outside one: ``"-5"``, or ``"-5 (at batch index 3)"`` for a value
+        of several entries (flat C order)."""
+        data = getattr(x, "data", x)
+        if not isinstance(data, torch.Tensor):
+            return None if self.contains(float(data)) else f"{float(data):g}"
+        flat = data.detach().reshape(-1)
+        ok = self.mask(flat)
+        if bool(ok.all()):
+            return None
+        i = int((~ok).nonzero()[0, 0])
+        value = f"{float(flat[i]):g}"
+        return value if flat.numel() == 1 else f"{value} (at batch index {i})"
+
+
+def _end(x: float) -> str:
+    """An interval end as written: ``1``, ``0.5``, ``inf``, ``-inf``."""
+    return f"{x:g}" if not math.isinf(x) else ("inf" if x > 0 else "-inf")
+
+
+def _bounds(bounds: str | Bounds | None) -> Bounds | None:
+    return None if bounds is None else Bounds.parse(bounds)
 
 
 @dataclass(frozen=True)
@@ -120,11 +215,16 @@ class ParameterField(Field):
     allow_nonlinear: bool = True
     #: Registered as a buffer (constant) rather than a trainable parameter.
     buffer: bool = False
+    #: the valid values of a constant (literal or ``[Tensors]``) value, every entry
+    bounds: Bounds | None = None
 
     kind = "parameter"
 
     def catalogue(self) -> dict[str, Any]:
-        return {**super().catalogue(), "type": self.type.__name__, "many": self.many}
+        out = {**super().catalogue(), "type": self.type.__name__, "many": self.many}
+        if self.bounds is not None:
+            out["range"] = str(self.bounds)
+        return out
 
 
 @dataclass(frozen=True)
@@ -134,11 +234,15 @@ class OptionField(Field):
     type: type = str
     many: bool = False
     choices: tuple[str, ...] = ()
+    #: the valid values of a numeric option (each entry of a list)
+    bounds: Bounds | None = None
 
     def catalogue(self) -> dict[str, Any]:
         out = {**super().catalogue(), "type": self.type.__name__, "many": self.many}
         if self.choices:
             out["choices"] = list(self.choices)
+        if self.bounds is not None:
+            out["range"] = str(self.bounds)
         return out
 
 
@@ -287,6 +391,7 @@ def parameter(
     many: bool = False,
     allow_nonlinear: bool = True,
     buffer: bool = False,
+    bounds: str | Bounds | None = None,
 ) -> ParameterField:
     """Declare a tensor-valued parameter field (the built-in models' form).
 
@@ -304,12 +409,22 @@ def parameter(
             True).
         buffer: Register the value as a buffer (constant) rather than a trainable
             parameter.
+        bounds: The interval every entry of a constant value must lie in (see
+            :class:`Bounds`: ``"(0, inf)"`` positive, ``"[0, inf)"`` non-negative),
+            checked at load; a variable or another model's output is not checked there.
 
     Returns:
         The field, for a class's ``fields`` tuple.
     """
     return ParameterField(
-        name, doc, default, type=type, many=many, allow_nonlinear=allow_nonlinear, buffer=buffer
+        name,
+        doc,
+        default,
+        type=type,
+        many=many,
+        allow_nonlinear=allow_nonlinear,
+        buffer=buffer,
+        bounds=_bounds(bounds),
     )
 
 
@@ -322,6 +437,7 @@ def option(
     many: bool = False,
     choices: Sequence[str] = (),
     formerly: Sequence[str] = (),
+    bounds: str | Bounds | None = None,
 ) -> OptionField:
     """Declare a plain (non-tensor) setting field.
 
@@ -335,12 +451,24 @@ def option(
         choices: The accepted values, if restricted.
         formerly: Reference spellings of the option, answered with its name ("did you
             mean").
+        bounds: For an ``int`` or ``float`` option, the interval its value (each value
+            of a list) must lie in, in interval notation (see :class:`Bounds`):
+            ``"[1, inf)"``, ``"(0, inf)"``, ``"[0, 1)"``.
 
     Returns:
         The field, for a class's ``fields`` tuple.
     """
+    if bounds is not None and type not in (int, float):
+        raise TypeError(f"option '{name}': bounds apply to int and float options only")
     return OptionField(
-        name, doc, default, type=type, many=many, choices=tuple(choices), formerly=tuple(formerly)
+        name,
+        doc,
+        default,
+        type=type,
+        many=many,
+        choices=tuple(choices),
+        formerly=tuple(formerly),
+        bounds=_bounds(bounds),
     )
 
 
@@ -472,6 +600,11 @@ class Schema:
         for f in self.fields:
             if f.name in values:
                 out[f.name] = values[f.name]
+                bad = out_of_range(f, values[f.name])
+                if bad is not None:
+                    raise FatalError(
+                        f"{where}: option '{f.name}' = {bad[0]} is out of range: {bad[1]}"
+                    )
             elif f.required:
                 raise FatalError(f"{where}: missing required option '{f.name}' ({f.doc})")
             else:
@@ -505,6 +638,18 @@ class Schema:
                     f"accepted: {', '.join(self.names()) or '(none)'}"
                 )
             values[p.name] = _convert(f, p, ctx)
+            bad = out_of_range(f, values[p.name])
+            if bad is not None:
+                value, rule = bad
+                raw = p.raw.strip()
+                if len(raw.split()) == 1 and _is_number(raw):
+                    value = raw  # as written: 1e-8, not 1e-08
+                elif raw != value:
+                    value = f"'{raw}': {value}"
+                raise FatalError(
+                    f"{p.location}: [{node.fullpath}] option '{p.name}' = {value} is out of "
+                    f"range: {rule}"
+                )
         for f in self.fields:
             if f.required and f.name not in values:
                 raise FatalError(
@@ -512,6 +657,32 @@ class Schema:
                     f"'{f.name}' ({f.doc or f.kind})"
                 )
         return values
+
+
+def out_of_range(f: Field, value: Any) -> tuple[str, str] | None:
+    """``("-1", "it must be >= 1")``, the first entry outside field *f*'s ``bounds`` and
+    the rule, when a constant *value* (an option's number or list of numbers, a
+    parameter's number, tensor, typed tensor or list of them) has one; else None (no
+    bounds, or a value not known at load: a variable name, another model's output)."""
+    bounds = getattr(f, "bounds", None)
+    if bounds is None:
+        return None
+    for v in value if isinstance(value, list | tuple) else [value]:
+        if isinstance(v, bool) or not isinstance(v, int | float | torch.Tensor | TensorWrapper):
+            continue
+        bad = bounds.first_outside(v)
+        if bad is not None:
+            finite = " and finite" if bad.split()[0] in ("inf", "-inf") else ""
+            return bad, f"it must be {bounds.describe()}{finite}"
+    return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def derived_name(cls: type, rule: NamingRule, source: str, name: str) -> str:

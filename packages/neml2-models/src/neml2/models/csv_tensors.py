@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from neml2.hit._cli_support import file_problem
 from neml2.models._registry import register
 from neml2.models._schema import Schema, option
 from neml2.tensors import SR2, WR2, FatalError, Scalar, Vec
@@ -48,10 +49,19 @@ class _CSVTensor:
         path = Path(values["csv_file"])
         if not path.is_absolute():
             path = Path(ctx.path).resolve().parent / path
-        if not path.is_file():
-            raise FatalError(f"{where}: CSV file not found: {path}")
-        with path.open(newline="") as f:
-            rows = list(csv.reader(f))
+        problem = file_problem(path, "CSV file")  # a directory or FIFO: no open, no hang
+        if problem is not None:
+            raise FatalError(f"{where}: {problem}")
+        try:
+            with path.open(newline="", encoding="utf-8") as f:
+                rows = list(csv.reader(f))
+        except UnicodeDecodeError as e:
+            raise FatalError(
+                f"{where}: CSV file {path} is not UTF-8 text ({e.reason} at byte {e.start})"
+            ) from None
+        except (OSError, csv.Error) as e:
+            reason = getattr(e, "strerror", None) or e
+            raise FatalError(f"{where}: cannot read CSV file {path}: {reason}") from None
         if not rows:
             raise FatalError(f"{where}: {path} is empty")
         header = [h.strip() for h in rows[0]]

@@ -12,16 +12,26 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Mapping
 
 import torch
 
 from neml2.models._block_seeds import BLOCK_SEED, SEED, block_diagonal, block_diagonal_into
+from neml2.models._domain import suspended as domain_checks_suspended
 from neml2.models._model import Model, _as_tuple, _typed
 from neml2.models._registry import register
 from neml2.models._schema import ObjectRefField, model_ref, option
 from neml2.solvers._block_jacobian import BlockJacobian, as_dense
 from neml2.solvers._layout import Layout
-from neml2.tensors import ConvergenceError, FatalError, TensorWrapper, attach, seed, tangents_of
+from neml2.tensors import (
+    ConvergenceError,
+    FatalError,
+    TensorWrapper,
+    attach,
+    broadcast_batch_shapes,
+    seed,
+    tangents_of,
+)
 from neml2.tensors._tangents import _tracing
 
 _SEED = SEED
@@ -54,19 +64,10 @@ MAX_POINT_DIRECTIONS = 160_000
 _MIN_CHUNK = 4096
 
 
-def _batch_of(values: list[TensorWrapper]) -> tuple[int, ...]:
-    """Broadcast dynamic-batch shape of *values* (right-aligned, like torch)."""
-    out: list[int] = []
-    for v in values:
-        shape = tuple(v.batch_shape[: v.batch_ndim - v.sub_batch_ndim])
-        if len(shape) > len(out):
-            out = [1] * (len(shape) - len(out)) + out
-        for i, n in enumerate(shape, start=len(out) - len(shape)):
-            if out[i] == 1:
-                out[i] = n
-            elif n not in (1, out[i]):
-                raise FatalError(f"batch shapes {tuple(out)} and {shape} do not broadcast")
-    return tuple(out)
+def _batch_of(values: Mapping[str, TensorWrapper], label: str = "") -> tuple[int, ...]:
+    """Broadcast dynamic-batch shape of *values* (right-aligned, like torch), each named
+    by its key (``"input 'strain'"``): the error names two that do not broadcast."""
+    return broadcast_batch_shapes({k: v.dynamic_shape for k, v in values.items()}, label)
 
 
 def _flat_batch(x: TensorWrapper, batch: tuple[int, ...]) -> TensorWrapper:
@@ -274,6 +275,7 @@ class ImplicitUpdate(Model):
             "max_points_per_solve",
             int,
             0,
+            bounds="[0, inf)",
             doc="eager evaluation: solve at most this many material points at once (a larger "
             "batch is solved in chunks, each to the solver's tolerances); 0: as many as keep "
             f"one Jacobian under {JACOBIAN_BUDGET // 2**20} MiB, at most "
@@ -284,11 +286,6 @@ class ImplicitUpdate(Model):
     )
 
     def setup(self) -> None:
-        if self.opts["max_points_per_solve"] < 0:
-            raise self.error(
-                f"must be >= 0 (0: automatic), got {self.opts['max_points_per_solve']}",
-                "max_points_per_solve",
-            )
         system = self.opts["equation_system"]
         self.system = system
         #: the solves' status, for the traced routes (:func:`record_solves`)
@@ -386,7 +383,14 @@ class ImplicitUpdate(Model):
             outs = _as_tuple(self._call({**given, **guess}))
             res = dict(zip(self.system.model.output_spec, outs, strict=True))
             residuals = {r: res[r] for r in self.system.residuals}
-            batch = _batch_of([*given.values(), *guess.values(), *residuals.values()])
+            batch = _batch_of(
+                {
+                    **{f"input '{n}'": x for n, x in given.items()},
+                    **{f"unknown '{n}'": x for n, x in guess.items()},
+                    **{f"residual '{n}'": x for n, x in residuals.items()},
+                },
+                self._label(),
+            )
             rlay = Layout.of(residuals, self.system.residuals)
             # the residuals' sub-batch shapes, which the unknowns take on where theirs is shorter
             subs = {
@@ -704,15 +708,19 @@ class ImplicitUpdate(Model):
     # ------------------------------------------------------------------ calls
     def forward(self, *inputs):
         values = dict(zip(self.input_spec, inputs, strict=True))
-        if not _tracing():
-            batch = _batch_of(list(values.values()))
+        if _tracing():
+            return self._forward(values)
+        # an iterate may leave a leaf's domain on its way: the solve's per-point status
+        # reports what does not converge (neml2.models._domain)
+        with domain_checks_suspended():
+            batch = _batch_of({f"input '{n}'": x for n, x in values.items()}, self._label())
             n = 1
             for b in batch:
                 n *= b
             k = self._chunk_size(values, n)
             if k is not None:
                 return self._forward_chunked(values, batch, k)
-        return self._forward(values)
+            return self._forward(values)
 
     def _forward(self, values: dict[str, TensorWrapper]):
         u, ulay, rlay, batch = self._solve(values)

@@ -29,7 +29,7 @@ from torch._higher_order_ops import while_loop
 from neml2.models._registry import register
 from neml2.models._schema import Schema, option
 from neml2.solvers.linear import DenseLU, LinearSolver
-from neml2.tensors import ConvergenceError
+from neml2.tensors import ConvergenceError, FatalError
 from neml2.tensors._tangents import _tracing
 
 #: ``fn(u, *args) -> (r, J)``: residual ``(*B, n)`` and Jacobian ``(*B, n, n)`` at ``u``.
@@ -163,13 +163,24 @@ def _held(hold: torch.Tensor, du: torch.Tensor) -> torch.Tensor:
     return torch.where(hold.unsqueeze(-1), torch.zeros_like(du), du)
 
 
+def _check_tolerances(opts: dict, where: str) -> None:
+    """A FatalError at *where* when ``abs_tol`` and ``rel_tol`` are both 0: no point
+    would ever count as converged (each alone may be 0, to judge by the other)."""
+    if opts.get("abs_tol", 1.0) == 0.0 and opts.get("rel_tol", 1.0) == 0.0:
+        raise FatalError(
+            f"{where}: abs_tol and rel_tol are both 0, so no point could converge; "
+            "set at least one of them > 0"
+        )
+
+
 @register()
 class Newton:
     """Newton-Raphson: ``u ← u - J(u)⁻¹ r(u)`` until every point converges.
 
     A point has converged when ``‖r‖ < abs_tol`` or ``‖r‖ / ‖r0‖ < rel_tol``
     (a non-finite residual never counts); the loop stops when every point has
-    converged or gone non-finite, or after ``max_its`` iterations.
+    converged or gone non-finite, or after ``max_its`` iterations. ``max_its`` is at
+    least 1; the tolerances are finite and ``>= 0``, not both 0 (a load error otherwise).
 
     Attributes:
         opts: the option values, defaults filled in (``dict``).
@@ -178,9 +189,21 @@ class Newton:
 
     SECTION = "Solvers"
     fields = (
-        option("abs_tol", float, 1e-10, doc="absolute tolerance on the residual norm"),
-        option("rel_tol", float, 1e-8, doc="tolerance on the residual norm relative to the first"),
-        option("max_its", int, 25, doc="maximum number of iterations"),
+        option(
+            "abs_tol",
+            float,
+            1e-10,
+            bounds="[0, inf)",
+            doc="absolute tolerance on the residual norm (0: only rel_tol counts)",
+        ),
+        option(
+            "rel_tol",
+            float,
+            1e-8,
+            bounds="[0, inf)",
+            doc="tolerance on the residual norm relative to the first (0: only abs_tol counts)",
+        ),
+        option("max_its", int, 25, bounds="[1, inf)", doc="maximum number of iterations"),
         option("linear_solver", str, "", doc="[Solvers] block of the linear solver (DenseLU)"),
         option("verbose", bool, False, doc="print the residual norm per iteration"),
     )
@@ -203,6 +226,7 @@ class Newton:
             FatalError: an option the class does not have.
         """
         self.opts = Schema.of(type(self)).fill_defaults(values, type(self).__name__)
+        _check_tolerances(self.opts, type(self).__name__)
         self.linear = linear or DenseLU()
         # the last eager solve over active points stopped after at most one iteration
         # (_solve_active then evaluates the first iterate without the Jacobian)
@@ -227,6 +251,7 @@ class Newton:
                 solver; the message names the location.
         """
         values = Schema.of(cls).read_hit(node, ctx)
+        _check_tolerances(values, f"{node.location}: [{node.fullpath}]")
         linear = None
         if values.get("linear_solver"):
             p = node.param("linear_solver")
@@ -553,10 +578,27 @@ class NewtonWithLineSearch(Newton):
 
     fields = (
         option(
-            "max_linesearch_iterations", int, 10, doc="maximum number of line-search iterations"
+            "max_linesearch_iterations",
+            int,
+            10,
+            bounds="[1, inf)",
+            doc="maximum number of line-search iterations",
         ),
-        option("linesearch_cutback", float, 2.0, doc="factor dividing the step at each cut"),
-        option("linesearch_stopping_criteria", float, 1e-3, doc="sufficient-decrease constant"),
+        option(
+            "linesearch_cutback",
+            float,
+            2.0,
+            bounds="(1, inf)",
+            doc="factor dividing the step at each cut",
+        ),
+        option(
+            "linesearch_stopping_criteria",
+            float,
+            1e-3,
+            bounds="[0, inf)",
+            doc="sufficient-decrease constant (above 1 the criterion can turn negative: see "
+            "check_negative_criterion)",
+        ),
         option(
             "linesearch_type",
             str,

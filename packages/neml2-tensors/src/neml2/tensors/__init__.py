@@ -10,10 +10,14 @@ Types (base shape): ``Scalar ()``, ``Vec (3)``, ``SR2 (6, Mandel)``, ``R2 (3, 3)
 (through ``__torch_function__``); other torch functions raise a ``TypeError`` naming
 what to use. A missing attribute (a spelling of the reference library, such as
 ``Scalar.linspace``) raises an ``AttributeError`` with ``did you mean``.
+
+Errors: :class:`FatalError` (bad input, artifact or option), :class:`ConvergenceError`
+(recoverable); :class:`Interrupted` (SIGINT / SIGTERM, see :mod:`neml2.tensors.interrupt`).
 """
 
 from neml2.tensors import _pytree
 from neml2.tensors._base import MATMUL_RULES, TensorWrapper, register_matmul
+from neml2.tensors._boundary import broadcast_batch_shapes, checked_parameter
 from neml2.tensors._errors import ConvergenceError, FatalError, NEML2Error, ShapeError
 from neml2.tensors._factories import base_stack, cat, constant, linspace, logspace, stack
 from neml2.tensors._functions import (
@@ -66,6 +70,7 @@ from neml2.tensors._tensor import Tensor
 from neml2.tensors._torch_function import supported as _supported_torch_functions
 from neml2.tensors._vec import Vec
 from neml2.tensors._wr2 import WR2
+from neml2.tensors.interrupt import Interrupted
 
 #: The concrete typed tensors (all registered as pytree nodes).
 TYPES = (Scalar, Vec, SR2, R2, WR2, SSR4, MRP, Quaternion, MillerIndex, Tensor)
@@ -89,6 +94,7 @@ __all__ = [
     "WR2",
     "ConvergenceError",
     "FatalError",
+    "Interrupted",
     "MillerIndex",
     "NEML2Error",
     "Quaternion",
@@ -103,7 +109,9 @@ __all__ = [
     "arctan",
     "attach",
     "base_stack",
+    "broadcast_batch_shapes",
     "cat",
+    "checked_parameter",
     "clamp",
     "compose",
     "constant",

@@ -122,6 +122,11 @@ class TensorWrapper(metaclass=TypedMeta):
     sub_batch_ndim: int
     tangents: dict[str, torch.Tensor] | None
     tangents2: dict[tuple[str, str], torch.Tensor] | None
+    #: the integer dtype of the data given to the constructor when it was converted to a
+    #: floating dtype (``SR2(torch.zeros(6, dtype=torch.int64))`` holds ``float32`` data,
+    #: ``converted_from`` ``torch.int64``), so that a model refusing the dtype can say what
+    #: was given; ``None`` otherwise (and on every value computed from this one)
+    converted_from: torch.dtype | None = None
 
     def __init__(
         self,
@@ -150,7 +155,10 @@ class TensorWrapper(metaclass=TypedMeta):
         if isinstance(data, TensorWrapper):
             self._init_from_wrapper(data, sub_batch_ndim, dtype, device)
             return
-        t = self._coerce(as_tensor(data, dtype, device))
+        raw = as_tensor(data, dtype, device)
+        t = self._coerce(raw)
+        if t.dtype != raw.dtype and not (raw.is_floating_point() or raw.is_complex()):
+            self.converted_from = raw.dtype
         self._check_base(t)
         self._set(t, 0 if sub_batch_ndim is None else sub_batch_ndim)
 

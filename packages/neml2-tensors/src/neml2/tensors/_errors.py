@@ -117,13 +117,10 @@ class ConvergenceError(NEML2Error):
         """
         mask = failed_mask.detach().to("cpu", torch.bool)
         flat = mask.reshape(-1)
-        indices = tuple(int(i) for i in flat.nonzero().flatten().tolist())
+        indices, where = point_list(mask, cls.LISTED)
         if worst_residual is None and residual_norm is not None and indices:
             norms = residual_norm.detach().to("cpu", torch.float64).expand(mask.shape)
             worst_residual = _worst(norms.reshape(-1)[flat])
-        where = ", ".join(str(i) for i in indices[: cls.LISTED])
-        if len(indices) > cls.LISTED:
-            where += f", ... ({len(indices) - cls.LISTED} more)"
         its = "" if iterations is None else f" after {int(iterations)} iterations"
         worst = "" if worst_residual is None else f"; worst residual norm {worst_residual:.3e}"
         inside = f"failed points {where}" + (f"; {detail}" if detail else "")
@@ -196,6 +193,27 @@ class ConvergenceError(NEML2Error):
         err = type(self)(message + suffix)
         err.__dict__.update(self.__dict__)
         return err
+
+
+def point_list(
+    mask: torch.Tensor, listed: int = ConvergenceError.LISTED
+) -> tuple[tuple[int, ...], str]:
+    """The batch points where *mask* is True, as every error about points names them.
+
+    Args:
+        mask: A bool tensor of the batch shape ``(*B)``.
+        listed: How many indices the text lists before it abbreviates.
+
+    Returns:
+        The flat (C-order) indices and their text: ``"4, 17, 55"``, or past *listed*
+            of them ``"4, 17, 55, 60, 61, ... (3 more)"``.
+    """
+    flat = mask.detach().to("cpu", torch.bool).reshape(-1)
+    indices = tuple(int(i) for i in flat.nonzero().flatten().tolist())
+    text = ", ".join(str(i) for i in indices[:listed])
+    if len(indices) > listed:
+        text += f", ... ({len(indices) - listed} more)"
+    return indices, text
 
 
 def _worst(norms: torch.Tensor) -> float:

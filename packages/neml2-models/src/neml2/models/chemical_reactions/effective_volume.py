@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from neml2.models._domain import require
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import option, output, parameter
@@ -16,7 +17,9 @@ class EffectiveVolume(Model):
     mass fraction) are the mass fractions and densities of the components, ``M``
     (``reference_mass``) the reference mass and ``φo`` (``open_volume_fraction``,
     an optional input; left out, ``1 - φo`` is 1) the open volume fraction that
-    accounts for material leaving the control mass. All Scalars ``(*B,)``.
+    accounts for material leaving the control mass, below 1 (an eager call with
+    ``φo >= 1`` is an error naming the points, :mod:`neml2.models._domain`). All
+    Scalars ``(*B,)``.
     """
 
     fields = (
@@ -28,8 +31,16 @@ class EffectiveVolume(Model):
             doc="name of the open volume fraction φo (optional input)",
         ),
         output("composite_volume", Scalar, doc="volume V of the composite"),
-        parameter("reference_mass", Scalar, doc="reference mass M of the composite"),
-        parameter("densities", Scalar, many=True, doc="densities ρᵢ, one per mass fraction"),
+        parameter(
+            "reference_mass", Scalar, bounds="(0, inf)", doc="reference mass M of the composite"
+        ),
+        parameter(
+            "densities",
+            Scalar,
+            bounds="(0, inf)",
+            many=True,
+            doc="densities ρᵢ, one per mass fraction",
+        ),
     )
 
     def setup(self) -> None:
@@ -61,5 +72,12 @@ class EffectiveVolume(Model):
             total = term if total is None else total + term
         out = self.param("reference_mass") * total
         if self._open:
+            require(
+                self,
+                f"input '{self.opts['open_volume_fraction']}' (the open volume fraction φo)",
+                xs[self._n],
+                "(-inf, 1)",
+                "V divides by 1 - φo",
+            )
             out = out / (1.0 - xs[self._n])
         return out

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 
+from neml2.models._domain import require
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, option, output, parameter
@@ -45,10 +44,19 @@ class AvramiErofeevNucleation(ReactionMechanism):
     """Avrami-Erofeev nucleation mechanism ``α̇ = k (1 - α) (-ln(1 - α))ⁿ``.
 
     ``α`` (``conversion_degree``), ``α̇`` (``reaction_rate``), ``k`` (``coef``) and
-    ``n`` (``order``) are Scalars ``(*B,)``; defined for ``0 < α < 1``.
+    ``n`` (``order``) are Scalars ``(*B,)``; defined for ``0 <= α < 1``: an eager call
+    with ``α`` outside is an error naming the points (not inside an implicit solve,
+    nor traced: :mod:`neml2.models._domain`).
     """
 
     def forward(self, alpha: Scalar) -> Scalar:
+        require(
+            self,
+            f"input '{self.var['conversion_degree']}' (the conversion degree α)",
+            alpha,
+            "[0, 1)",
+            "(-ln(1 - α))ⁿ is defined for 0 <= α < 1",
+        )
         remaining = 1.0 - alpha
         return self.param("coef") * remaining * (-log(remaining)) ** self.param("order")
 
@@ -78,25 +86,20 @@ class DiffusionLimitedReaction(Model):
             Scalar,
             doc="diffusion coefficient D of the rate-limiting species in the product",
         ),
-        option("molar_volume", float, doc="molar volume ω of the rate-limiting species"),
+        option(
+            "molar_volume",
+            float,
+            bounds="(0, inf)",
+            doc="molar volume ω of the rate-limiting species",
+        ),
         option(
             "product_dummy_thickness",
             float,
             0.01,
+            bounds="[0, inf)",
             doc="thickness δ added to the product layer (avoids a division by zero)",
         ),
     )
-
-    def setup(self) -> None:
-        omega = self.opts["molar_volume"]
-        if not (math.isfinite(omega) and omega > 0.0):
-            raise self.error(f"molar_volume = {omega} must be positive", "molar_volume")
-        delta = self.opts["product_dummy_thickness"]
-        if not (math.isfinite(delta) and delta >= 0.0):
-            raise self.error(
-                f"product_dummy_thickness = {delta} must be non-negative",
-                "product_dummy_thickness",
-            )
 
     def forward(self, ri: Scalar, ro: Scalar, rl: Scalar, rs: Scalar) -> Scalar:
         scale = 2.0 / self.opts["molar_volume"]

@@ -32,15 +32,8 @@ class ArrheniusParameter(BlockNamedOutput):
         ),
         parameter("reference_value", Scalar, doc="reference value p0"),
         parameter("activation_energy", Scalar, doc="activation energy Q"),
-        option("ideal_gas_constant", float, doc="ideal gas constant R"),
+        option("ideal_gas_constant", float, bounds="(0, inf)", doc="ideal gas constant R"),
     )
-
-    def setup(self) -> None:
-        if not self.opts["ideal_gas_constant"] > 0.0:
-            raise self.error(
-                f"ideal_gas_constant = {self.opts['ideal_gas_constant']} must be positive",
-                "ideal_gas_constant",
-            )
 
     def forward(self, T: Scalar) -> Scalar:
         R = self.opts["ideal_gas_constant"]

@@ -97,12 +97,8 @@ class IntermediateDiff(Model):
 
     fields = (
         option("dim", int, -1, doc="the sub-batch axis to difference"),
-        option("n", int, 1, doc="the order of the difference"),
+        option("n", int, 1, bounds="[1, inf)", doc="the order of the difference"),
     )
-
-    def setup(self) -> None:
-        if self.opts["n"] < 1:
-            raise self.error(f"the order must be at least 1, got {self.opts['n']}", "n")
 
     def forward(self, x: TensorWrapper) -> TensorWrapper:
         _need_sub_batch(self, x, "difference")

@@ -103,10 +103,6 @@ class BilinearInterpolation(BlockNamedOutput):
 
     TYPE: ClassVar[type] = Scalar
 
-    def setup(self) -> None:
-        if self.opts["dim"] < 0:
-            raise self.error(f"dim = {self.opts['dim']} must be >= 0", "dim")
-
     def forward(self, x1: Scalar, x2: Scalar) -> TensorWrapper:
         d = self.opts["dim"]
         X1, X2, Y = self.param("abscissa1"), self.param("abscissa2"), self.param("ordinate")
@@ -166,7 +162,13 @@ def _bilinear_fields(typ: type) -> tuple:
         parameter("abscissa1", Scalar, doc="abscissa values of the first table axis"),
         parameter("abscissa2", Scalar, doc="abscissa values of the second table axis"),
         parameter("ordinate", typ, doc=f"{name} ordinate values on the (N1, N2) table axes"),
-        option("dim", int, 0, doc="sub-batch axis of the table (the ordinate's first of two)"),
+        option(
+            "dim",
+            int,
+            0,
+            bounds="[0, inf)",
+            doc="sub-batch axis of the table (the ordinate's first of two)",
+        ),
         variable(
             "output",
             typ,

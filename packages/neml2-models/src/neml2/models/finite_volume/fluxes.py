@@ -26,7 +26,9 @@ class FiniteVolumeGradient(Model):
         input("u", Scalar, doc="the cell-averaged field u (N cells)"),
         output("grad_u", Scalar, doc="the edge values g = -p du/dx (N - 1 edges)"),
         parameter("prefactor", Scalar, 1.0, doc="the edge prefactor p (default 1)"),
-        parameter("dx", Scalar, doc="the spacing Δx between adjacent cell centers"),
+        parameter(
+            "dx", Scalar, bounds="(0, inf)", doc="the spacing Δx between adjacent cell centers"
+        ),
     )
 
     def forward(self, u: Scalar) -> Scalar:

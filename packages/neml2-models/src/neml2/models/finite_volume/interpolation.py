@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from neml2.models._domain import require
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import output, parameter
@@ -18,7 +19,9 @@ class LinearlyInterpolateToCellEdges(Model):
     N cells, ``e`` (``cell_edges``) on N + 1 edges, each with its axis as the last
     sub-batch axis (a value without one is the same everywhere); the output
     ``q_e`` (``edge_values``) has N - 1 entries (the boundary edges are left out).
-    N is read from ``cell_centers``, else ``cell_edges``, else ``cell_values``.
+    N is read from ``cell_centers``, else ``cell_edges``, else ``cell_values``. The
+    cell centers must increase strictly: an eager call where they do not is an error
+    naming the points (:mod:`neml2.models._domain`).
     """
 
     fields = (
@@ -49,4 +52,11 @@ class LinearlyInterpolateToCellEdges(Model):
         xl, xr, xe = cells(x, None, -1), cells(x, 1, None), cells(e, 1, -1)
         ql, qr = cells(q, None, -1), cells(q, 1, None)
         h = xr - xl
+        require(
+            self,
+            "the spacing x_{i+1} - x_i of parameter 'cell_centers'",
+            h,
+            "(0, inf)",
+            "the cell centers must increase strictly (the interpolation divides by the spacing)",
+        )
         return (xr - xe) / h * ql + (xe - xl) / h * qr

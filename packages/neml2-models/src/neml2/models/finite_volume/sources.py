@@ -24,7 +24,7 @@ class SmearedDeltaSource(Model):
     fields = (
         variable("magnitude", Scalar, doc="the source magnitude m"),
         variable("location", Scalar, doc="the source location x0"),
-        parameter("width", Scalar, doc="the Gaussian width w"),
+        parameter("width", Scalar, bounds="(0, inf)", doc="the Gaussian width w"),
         parameter("cell_centers", Scalar, doc="the cell-center positions x_i"),
         output("smeared_source", Scalar, doc="the smeared source S (one per cell)"),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from neml2.models._domain import require
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
@@ -28,7 +29,7 @@ class PrecipitateVolumeFraction(Model):
     """
 
     fields = (
-        parameter("radius", Scalar, doc="R_i, the radius of each size bin"),
+        parameter("radius", Scalar, bounds="(0, inf)", doc="R_i, the radius of each size bin"),
         input("number_density", Scalar, doc="n_i, the number density of each size bin"),
         output("volume_fraction", Scalar, doc="f"),
     )
@@ -58,11 +59,11 @@ class RateLimitedPrecipitateGrowthRate(Model):
     """
 
     fields = (
-        parameter("radius", Scalar, doc="R_i, the radius of each size bin"),
+        parameter("radius", Scalar, bounds="(0, inf)", doc="R_i, the radius of each size bin"),
         input("current_concentration", Scalar, doc="x, the current matrix concentration"),
         parameter("equilibrium_concentration", Scalar, doc="x^eq"),
         parameter("concentration_difference", Scalar, doc="Δx = x^p - x^eq"),
-        parameter("diffusivity", Scalar, doc="D"),
+        parameter("diffusivity", Scalar, bounds="(0, inf)", doc="D"),
         output("growth_rate", Scalar, doc="Ṙ_i"),
     )
 
@@ -87,14 +88,15 @@ class SFFKPrecipitationGrowthRate(Model):
     """
 
     fields = (
-        parameter("radius", Scalar, doc="R_i, the radius of each size bin"),
+        parameter("radius", Scalar, bounds="(0, inf)", doc="R_i, the radius of each size bin"),
         input("projected_diffusivity_sum", Scalar, doc="S"),
         parameter("gibbs_free_energy_difference", Scalar, doc="Δg"),
         input("temperature", Scalar, doc="T"),
-        parameter("gas_constant", Scalar, doc="R_g"),
+        parameter("gas_constant", Scalar, bounds="(0, inf)", doc="R_g"),
         output("growth_rate", Scalar, doc="Ṙ_i"),
     )
 
     def forward(self, S: Scalar, T: Scalar) -> Scalar:
+        require(self, f"input '{self.var['temperature']}' (the temperature T)", T, "(0, inf)")
         denom = self.param("radius") * self.param("gas_constant") * T * S
         return self.param("gibbs_free_energy_difference") / denom

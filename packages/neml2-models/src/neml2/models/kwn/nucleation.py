@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from neml2.models._domain import require
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
@@ -23,9 +24,9 @@ class NucleationBarrierAndCriticalRadius(Model):
     """
 
     fields = (
-        parameter("surface_energy", Scalar, doc="γ"),
+        parameter("surface_energy", Scalar, bounds="(0, inf)", doc="γ"),
         parameter("total_gibbs_free_energy_difference", Scalar, doc="Δg"),
-        parameter("molar_volume", Scalar, doc="V_m"),
+        parameter("molar_volume", Scalar, bounds="(0, inf)", doc="V_m"),
         output("nucleation_barrier", Scalar, doc="ΔG*"),
         output("critical_radius", Scalar, doc="R*"),
     )
@@ -50,17 +51,19 @@ class ZeldovichFactor(Model):
 
     fields = (
         input("critical_radius", Scalar, doc="R*"),
-        parameter("surface_energy", Scalar, doc="γ"),
-        parameter("temperature", Scalar, doc="T"),
-        parameter("molar_volume", Scalar, doc="V_m"),
-        parameter("avogadro_number", Scalar, doc="N_A"),
-        parameter("boltzmann_constant", Scalar, doc="k"),
+        parameter("surface_energy", Scalar, bounds="(0, inf)", doc="γ"),
+        parameter("temperature", Scalar, bounds="(0, inf)", doc="T"),
+        parameter("molar_volume", Scalar, bounds="(0, inf)", doc="V_m"),
+        parameter("avogadro_number", Scalar, bounds="(0, inf)", doc="N_A"),
+        parameter("boltzmann_constant", Scalar, bounds="(0, inf)", doc="k"),
         output("zeldovich_factor", Scalar, doc="Z"),
     )
 
     def forward(self, R: Scalar) -> Scalar:
         coef = self.param("molar_volume") / (2.0 * math.pi * self.param("avogadro_number") * R * R)
-        kT = self.param("boltzmann_constant") * self.param("temperature")
+        T = self.param("temperature")
+        require(self, "parameter 'temperature' (T)", T, "(0, inf)", "Z takes sqrt(γ / (k T))")
+        kT = self.param("boltzmann_constant") * T
         return coef * sqrt(self.param("surface_energy") / kT)
 
 
@@ -76,8 +79,8 @@ class KineticFactor(Model):
     fields = (
         input("critical_radius", Scalar, doc="R*"),
         input("projected_diffusivity_sum", Scalar, doc="S"),
-        parameter("molar_volume", Scalar, doc="V_m"),
-        parameter("avogadro_number", Scalar, doc="N_A"),
+        parameter("molar_volume", Scalar, bounds="(0, inf)", doc="V_m"),
+        parameter("avogadro_number", Scalar, bounds="(0, inf)", doc="N_A"),
         output("kinetic_factor", Scalar, doc="β"),
     )
 
@@ -101,11 +104,12 @@ class NucleationFluxMagnitude(Model):
         input("kinetic_factor", Scalar, doc="β"),
         input("nucleation_barrier", Scalar, doc="ΔG*"),
         input("temperature", Scalar, doc="T"),
-        parameter("nucleation_site_density", Scalar, doc="N_0"),
-        parameter("boltzmann_constant", Scalar, doc="k"),
+        parameter("nucleation_site_density", Scalar, bounds="[0, inf)", doc="N_0"),
+        parameter("boltzmann_constant", Scalar, bounds="(0, inf)", doc="k"),
         output("nucleation_flux_magnitude", Scalar, doc="J"),
     )
 
     def forward(self, Z: Scalar, beta: Scalar, barrier: Scalar, T: Scalar) -> Scalar:
+        require(self, f"input '{self.var['temperature']}' (the temperature T)", T, "(0, inf)")
         arg = -barrier / (self.param("boltzmann_constant") * T)
         return Z * beta * self.param("nucleation_site_density") * exp(arg)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from neml2.models._domain import require
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, option, output, parameter
@@ -97,6 +98,13 @@ class CurrentConcentration(Model):
             fx = f * self.param(f"xp_{i}")
             sum_f = f if sum_f is None else sum_f + f
             sum_fx = fx if sum_fx is None else sum_fx + fx
+        require(
+            self,
+            "the sum of the precipitate volume fractions Σf",
+            sum_f,
+            "(-inf, 1)",
+            "x divides by 1 - Σf",
+        )
         return (self.param("initial_concentration") - sum_fx) / (1.0 - sum_f)
 
 
@@ -114,14 +122,21 @@ class IdealSolutionVolumetricDrivingForce(Model):
     fields = (
         input("temperature", Scalar, doc="T"),
         option("current_concentrations", str, many=True, doc="x_k, one variable per species"),
-        parameter("equilibrium_concentrations", Scalar, many=True, doc="x_k^eq, one per species"),
+        parameter(
+            "equilibrium_concentrations",
+            Scalar,
+            bounds="(0, inf)",
+            many=True,
+            doc="x_k^eq, one per species",
+        ),
         parameter("weights", Scalar, (1.0,), many=True, doc="w_k: one per species, or one for all"),
-        parameter("gas_constant", Scalar, doc="R"),
+        parameter("gas_constant", Scalar, bounds="(0, inf)", doc="R"),
         output("driving_force", Scalar, doc="Δg"),
     )
 
     def setup(self) -> None:
-        n = len(_variables(self, "current_concentrations"))
+        self._names = _variables(self, "current_concentrations")
+        n = len(self._names)
         eqs = _per_species(
             self, "equilibrium_concentrations", list(self.opts["equilibrium_concentrations"]), n
         )
@@ -131,8 +146,16 @@ class IdealSolutionVolumetricDrivingForce(Model):
             self.declare_parameter(f"w_{i}", Scalar, w, buffer=True)
 
     def forward(self, T: Scalar, *xs: Scalar) -> Scalar:
+        require(self, f"input '{self.var['temperature']}' (the temperature T)", T, "(0, inf)")
         total = None
         for i, x in enumerate(xs):
+            require(
+                self,
+                f"input '{self._names[i]}' (a concentration x)",
+                x,
+                "(0, inf)",
+                "ln(x / x_eq) needs x > 0",
+            )
             term = self.param(f"w_{i}") * log(x / self.param(f"x_eq_{i}"))
             total = term if total is None else total + term
         return self.param("gas_constant") * T * total
@@ -149,7 +172,9 @@ class ProjectedDiffusivitySum(Model):
 
     fields = (
         parameter("concentration_differences", Scalar, many=True, doc="Δx_k, one per species"),
-        parameter("diffusivities", Scalar, many=True, doc="D_k, one per species"),
+        parameter(
+            "diffusivities", Scalar, bounds="(0, inf)", many=True, doc="D_k, one per species"
+        ),
         option("far_field_concentrations", str, many=True, doc="x_k^∞, one variable per species"),
         output("projected_diffusivity_sum", Scalar, doc="S"),
     )
@@ -160,8 +185,8 @@ class ProjectedDiffusivitySum(Model):
             raise self.error("needs at least one species", "concentration_differences")
         n = len(dxs)
         Ds = _per_species(self, "diffusivities", list(self.opts["diffusivities"]), n)
-        names = _variables(self, "far_field_concentrations")
-        _per_species(self, "far_field_concentrations", names, n)
+        self._names = _variables(self, "far_field_concentrations")
+        _per_species(self, "far_field_concentrations", self._names, n)
         for i, (dx, D) in enumerate(zip(dxs, Ds, strict=True)):
             self.declare_parameter(f"dx_{i}", Scalar, dx)
             self.declare_parameter(f"D_{i}", Scalar, D)
@@ -169,6 +194,13 @@ class ProjectedDiffusivitySum(Model):
     def forward(self, *xs: Scalar) -> Scalar:
         total = None
         for i, x in enumerate(xs):
+            require(
+                self,
+                f"input '{self._names[i]}' (a far-field concentration x)",
+                x,
+                "(0, inf)",
+                "S divides by x",
+            )
             dx = self.param(f"dx_{i}")
             term = dx * dx / (self.param(f"D_{i}") * x)
             total = term if total is None else total + term

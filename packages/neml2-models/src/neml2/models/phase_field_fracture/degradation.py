@@ -2,34 +2,48 @@
 
 from __future__ import annotations
 
-import math
-
+from neml2.models._domain import require
 from neml2.models._model import Model
 from neml2.models._registry import register
-from neml2.models._schema import input, option, output, parameter
+from neml2.models._schema import Bounds, input, option, output, parameter
 from neml2.tensors import Scalar
+
+#: the phase-field variable's domain: intact (0) to fully broken (1)
+_PHASE = Bounds.parse("[0, 1]")
 
 
 class DegradationFunction(Model):
-    """Base: ``g = ĝ(d) (1 - η) + η`` with the residual stiffness ``η`` (option ``eta``)."""
+    """Base: ``g = ĝ(d) (1 - η) + η`` with the residual stiffness ``η`` (option ``eta``).
+
+    Defined for ``0 <= d <= 1``: an eager call with ``d`` outside is an error naming the
+    points (not inside an implicit solve, nor traced: :mod:`neml2.models._domain`).
+    """
 
     fields = (
         input("phase", Scalar, doc="phase-field variable d"),
         output("degradation", Scalar, doc="value g of the degradation function"),
-        parameter("power", Scalar, doc="power p of (1 - d)"),
-        option("eta", float, 0.0, doc="residual degradation η, the value of g at d = 1"),
+        parameter("power", Scalar, bounds="(0, inf)", doc="power p of (1 - d)"),
+        option(
+            "eta",
+            float,
+            0.0,
+            bounds="[0, 1)",
+            doc="residual degradation η, the value of g at d = 1",
+        ),
     )
-
-    def setup(self) -> None:
-        eta = self.opts["eta"]
-        if not (math.isfinite(eta) and 0.0 <= eta < 1.0):
-            raise self.error(f"eta = {eta} must lie in [0, 1)", "eta")
 
     def profile(self, d: Scalar) -> Scalar:
         """``ĝ(d)``, equal to 1 at d = 0 and 0 at d = 1."""
         raise NotImplementedError
 
     def forward(self, d: Scalar) -> Scalar:
+        require(
+            self,
+            f"input '{self.var['phase']}' (the phase-field d)",
+            d,
+            _PHASE,
+            "a degradation function g(d) is defined for 0 <= d <= 1 (intact to broken)",
+        )
         eta = self.opts["eta"]
         g = self.profile(d)
         return g if eta == 0.0 else g * (1.0 - eta) + eta

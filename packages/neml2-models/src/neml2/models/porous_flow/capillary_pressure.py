@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from neml2.models._domain import require
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, option, output, parameter
@@ -16,8 +17,9 @@ class CapillaryPressure(Model):
     With ``log_extension = true``, below ``Sp`` (``transition_saturation``) ``log Pc``
     continues linearly, matching the value and slope of ``P`` at ``Sp``:
     ``Pc = P(Sp) exp(P'(Sp) / P(Sp) (S - Sp))`` for ``S < Sp``, which keeps ``Pc``
-    finite as ``S → 0``. Subclasses give ``P`` (:meth:`pressure`) and ``P'``
-    (:meth:`slope`).
+    finite as ``S → 0``. Without it, ``S`` must be positive: an eager call with
+    ``S <= 0`` is an error naming the points (:mod:`neml2.models._domain`). Subclasses
+    give ``P`` (:meth:`pressure`) and ``P'`` (:meth:`slope`).
     """
 
     fields = (
@@ -28,16 +30,13 @@ class CapillaryPressure(Model):
             "transition_saturation",
             float,
             0.0,
+            bounds="[0, 1]",
             doc="saturation Sp below which the logarithmic extension applies",
         ),
     )
 
     def setup(self) -> None:
         sp = self.opts["transition_saturation"]
-        if not 0.0 <= sp <= 1.0:
-            raise self.error(
-                f"transition_saturation = {sp} must lie in [0, 1]", "transition_saturation"
-            )
         if self.opts["log_extension"] and not sp > 0.0:
             raise self.error(
                 "log_extension = true needs a positive transition_saturation",
@@ -52,6 +51,14 @@ class CapillaryPressure(Model):
         raise NotImplementedError
 
     def forward(self, S: Scalar) -> Scalar:
+        if not self.opts["log_extension"]:
+            require(
+                self,
+                f"input '{self.var['effective_saturation']}' (the effective saturation S)",
+                S,
+                "(0, inf)",
+                "Pc(S) is infinite or undefined at S <= 0 (log_extension = true extends it)",
+            )
         pc = self.pressure(S)
         if not self.opts["log_extension"]:
             return pc
@@ -73,8 +80,10 @@ class BrooksCoreyCapillaryPressure(CapillaryPressure):
     """
 
     fields = (
-        parameter("threshold_pressure", Scalar, doc="threshold entry pressure Pt"),
-        parameter("exponent", Scalar, doc="shape parameter p"),
+        parameter(
+            "threshold_pressure", Scalar, bounds="[0, inf)", doc="threshold entry pressure Pt"
+        ),
+        parameter("exponent", Scalar, bounds="(0, inf)", doc="shape parameter p"),
     )
 
     def pressure(self, S: Scalar) -> Scalar:

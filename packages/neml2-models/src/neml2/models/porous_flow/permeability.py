@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from neml2.models._domain import require
 from neml2.models._model import Model
 from neml2.models._registry import register
 from neml2.models._schema import input, output, parameter
@@ -14,7 +15,9 @@ class PorosityPermeabilityRelation(Model):
     fields = (
         input("porosity", Scalar, doc="porosity φ"),
         output("permeability", Scalar, doc="the porosity-dependent permeability K"),
-        parameter("reference_permeability", Scalar, doc="reference permeability K0"),
+        parameter(
+            "reference_permeability", Scalar, bounds="[0, inf)", doc="reference permeability K0"
+        ),
         parameter("reference_porosity", Scalar, doc="reference porosity φ0"),
     )
 
@@ -47,7 +50,8 @@ class ExponentialLawPermeability(PorosityPermeabilityRelation):
 class KozenyCarmanPermeability(PorosityPermeabilityRelation):
     """Kozeny-Carman law ``K = K0 (φ / (1 - φ))ⁿ / (φ0 / (1 - φ0))ᵐ``.
 
-    All Scalars ``(*B,)``.
+    All Scalars ``(*B,)``; defined for a porosity ``0 <= φ < 1`` (an eager call with
+    ``φ`` outside is an error naming the points, :mod:`neml2.models._domain`).
     """
 
     fields = (
@@ -56,6 +60,13 @@ class KozenyCarmanPermeability(PorosityPermeabilityRelation):
     )
 
     def forward(self, phi: Scalar) -> Scalar:
+        require(
+            self,
+            f"input '{self.var['porosity']}' (the porosity φ)",
+            phi,
+            "[0, 1)",
+            "(φ / (1 - φ))ⁿ is defined for 0 <= φ < 1",
+        )
         phi0 = self.param("reference_porosity")
         current = (phi / (1.0 - phi)) ** self.param("n")
         reference = (phi0 / (1.0 - phi0)) ** self.param("m")

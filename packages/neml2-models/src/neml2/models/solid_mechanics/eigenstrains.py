@@ -50,7 +50,9 @@ class VolumeChangeEigenstrain(Model):
     fields = (
         input("volume", Scalar, doc="current volume V"),
         _EIGENSTRAIN,
-        parameter("reference_volume", Scalar, doc="reference (initial) volume V₀"),
+        parameter(
+            "reference_volume", Scalar, bounds="(0, inf)", doc="reference (initial) volume V₀"
+        ),
     )
 
     def forward(self, V: Scalar) -> SR2:
@@ -106,7 +108,12 @@ class SwellingAndPhaseChangeDeformationJacobian(Model):
     fields = (
         input("fluid_fraction", Scalar, doc="volume fraction φᶠ of the fluid phase"),
         output("jacobian", Scalar, doc="phase change deformation Jacobian J"),
-        parameter("phase_fraction", Scalar, doc="phase fraction c (0: all solid, 1: all liquid)"),
+        parameter(
+            "phase_fraction",
+            Scalar,
+            bounds="[0, 1]",
+            doc="phase fraction c (0: all solid, 1: all liquid)",
+        ),
         parameter("swelling_coefficient", Scalar, doc="swelling coefficient α"),
         parameter(
             "reference_volume_difference",

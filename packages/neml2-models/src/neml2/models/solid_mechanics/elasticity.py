@@ -10,7 +10,15 @@ import torch
 from neml2.models._model import Model
 from neml2.models._naming import RATE
 from neml2.models._registry import register
-from neml2.models._schema import NonlinearParameter, derived, input, option, output, parameter
+from neml2.models._schema import (
+    Bounds,
+    NonlinearParameter,
+    derived,
+    input,
+    option,
+    output,
+    parameter,
+)
 from neml2.tensors import MRP, SR2, SSR4, FatalError, Scalar, TensorWrapper
 from neml2.tensors._broadcast import _tracing
 
@@ -50,17 +58,19 @@ def bulk_shear(c: dict[str, Scalar]) -> tuple[Scalar, Scalar]:
     raise ValueError(f"unsupported coefficient pair {sorted(have)}")
 
 
-#: coefficient type -> (is the value physical?, what the range is)
-PHYSICAL_RANGE: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], str]] = {
-    "YOUNGS_MODULUS": (lambda x: x > 0, "must be positive"),
-    "BULK_MODULUS": (lambda x: x > 0, "must be positive"),
-    "SHEAR_MODULUS": (lambda x: x > 0, "must be positive (it is Lamé's mu)"),
+#: coefficient type -> (its valid values, what the range is): the schema's
+#: :class:`~neml2.models._schema.Bounds` per coefficient type (the meaning of each value
+#: of ``coefficients`` depends on ``coefficient_types``, so one ``bounds=`` cannot say it)
+PHYSICAL_RANGE: dict[str, tuple[Bounds, str]] = {
+    "YOUNGS_MODULUS": (Bounds.parse("(0, inf)"), "must be positive"),
+    "BULK_MODULUS": (Bounds.parse("(0, inf)"), "must be positive"),
+    "SHEAR_MODULUS": (Bounds.parse("(0, inf)"), "must be positive (it is Lamé's mu)"),
     "POISSONS_RATIO": (
-        lambda x: (x > -1) & (x < 0.5),
+        Bounds.parse("(-1, 0.5)"),
         "must lie in (-1, 0.5) (0.5 is incompressible: the bulk modulus would be infinite)",
     ),
     # Lamé's lambda may be negative (auxetic materials); only K = lambda + 2G/3 > 0 binds it
-    "LAME_LAMBDA": (lambda x: torch.ones_like(x, dtype=torch.bool), "must be finite"),
+    "LAME_LAMBDA": (Bounds.parse("(-inf, inf)"), "must be finite"),
 }
 
 
@@ -100,7 +110,7 @@ def check_elastic_constants(
         if x is None:
             continue
         in_range, what = PHYSICAL_RANGE[kind]
-        ok = torch.isfinite(x) & in_range(x)
+        ok = in_range.mask(x)
         if not bool(ok.all()):
             raise error(f"coefficient {kind} = {_first_bad(x, ok)} {what}")
         consts[COEFFICIENTS[kind]] = Scalar(x)

@@ -39,7 +39,7 @@ def _fields(typ: type) -> tuple:
         output("modified_rate", typ, doc=f"the annealed hardening rate ḣ' ({name})"),
         parameter("T1", Scalar, doc="first-stage annealing temperature T₁"),
         parameter("T2", Scalar, doc="second-stage annealing temperature T₂"),
-        parameter("tau", Scalar, doc="recovery time τ of the second stage"),
+        parameter("tau", Scalar, bounds="(0, inf)", doc="recovery time τ of the second stage"),
     )
 
 

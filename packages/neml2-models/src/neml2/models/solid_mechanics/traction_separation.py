@@ -60,14 +60,25 @@ class _FullSeparation(Model):
         parameter(
             "critical_separation",
             Scalar,
+            bounds="(0, inf)",
             doc="critical (damage-onset) separation δ_c (e.g. CamanhoDavilaCriticalSeparation)",
         ),
-        parameter("penalty_stiffness", Scalar, doc="penalty stiffness K"),
-        parameter("mode_I_fracture_toughness", Scalar, doc="mode I critical energy release G_Ic"),
+        parameter("penalty_stiffness", Scalar, bounds="(0, inf)", doc="penalty stiffness K"),
         parameter(
-            "mode_II_fracture_toughness", Scalar, doc="mode II critical energy release G_IIc"
+            "mode_I_fracture_toughness",
+            Scalar,
+            bounds="(0, inf)",
+            doc="mode I critical energy release G_Ic",
         ),
-        parameter("shear_strength", Scalar, doc="shear strength S (compression branch)"),
+        parameter(
+            "mode_II_fracture_toughness",
+            Scalar,
+            bounds="(0, inf)",
+            doc="mode II critical energy release G_IIc",
+        ),
+        parameter(
+            "shear_strength", Scalar, bounds="(0, inf)", doc="shear strength S (compression branch)"
+        ),
         parameter("eta", Scalar, doc="criterion exponent η"),
     )
 
@@ -112,9 +123,9 @@ class CamanhoDavilaCriticalSeparation(Model):
         _OPENING,
         output("critical_separation", Scalar, doc="critical (damage-onset) separation δ_c"),
         _BETA,
-        parameter("penalty_stiffness", Scalar, doc="penalty stiffness K"),
-        parameter("normal_strength", Scalar, doc="tensile (normal) strength N"),
-        parameter("shear_strength", Scalar, doc="shear strength S"),
+        parameter("penalty_stiffness", Scalar, bounds="(0, inf)", doc="penalty stiffness K"),
+        parameter("normal_strength", Scalar, bounds="(0, inf)", doc="tensile (normal) strength N"),
+        parameter("shear_strength", Scalar, bounds="(0, inf)", doc="shear strength S"),
     )
 
     def forward(self, dn: Scalar) -> Scalar:
@@ -212,6 +223,7 @@ _PENETRATION_PENALTY = parameter(
     "penalty_stiffness",
     Scalar,
     0.0,
+    bounds="[0, inf)",
     doc="penalty stiffness K_pen against interpenetration (with normal_penetration)",
 )
 
@@ -235,8 +247,10 @@ class OrthotropicLinearTraction(_Traction):
         _PENETRATION,
         *_TANGENTIAL,
         _TRACTION,
-        parameter("normal_stiffness", Scalar, doc="normal stiffness K_n"),
-        parameter("tangential_stiffness", Scalar, doc="tangential stiffness K_t"),
+        parameter("normal_stiffness", Scalar, bounds="(0, inf)", doc="normal stiffness K_n"),
+        parameter(
+            "tangential_stiffness", Scalar, bounds="(0, inf)", doc="tangential stiffness K_t"
+        ),
         _PENETRATION_PENALTY,
     )
 
@@ -270,9 +284,16 @@ class BilinearTraction(_Traction):
         *_TANGENTIAL,
         _TRACTION,
         _DAMAGE,
-        parameter("penalty_stiffness", Scalar, doc="penalty stiffness K"),
-        parameter("critical_separation", Scalar, doc="critical (damage-onset) separation δ_c"),
-        parameter("full_separation", Scalar, doc="full (failure) separation δ_f"),
+        parameter("penalty_stiffness", Scalar, bounds="(0, inf)", doc="penalty stiffness K"),
+        parameter(
+            "critical_separation",
+            Scalar,
+            bounds="(0, inf)",
+            doc="critical (damage-onset) separation δ_c",
+        ),
+        parameter(
+            "full_separation", Scalar, bounds="(0, inf)", doc="full (failure) separation δ_f"
+        ),
     )
 
     def forward(self, *args: Scalar) -> tuple[Vec, Scalar]:
@@ -315,8 +336,8 @@ class SalehaniIraniTraction(_Traction):
             Scalar,
             doc="tangential characteristic length δ_t0 (used as √2 δ_t0)",
         ),
-        parameter("normal_strength", Scalar, doc="peak normal traction T_n,max"),
-        parameter("shear_strength", Scalar, doc="peak shear traction T_t,max"),
+        parameter("normal_strength", Scalar, bounds="(0, inf)", doc="peak normal traction T_n,max"),
+        parameter("shear_strength", Scalar, bounds="(0, inf)", doc="peak shear traction T_t,max"),
         _PENETRATION_PENALTY,
     )
 

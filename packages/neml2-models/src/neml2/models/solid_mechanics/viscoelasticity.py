@@ -33,7 +33,7 @@ class LinearDashpot(Model):
             SR2,
             doc="rate of the dashpot strain (name it after the integrated variable's rate)",
         ),
-        parameter("viscosity", Scalar, doc="dashpot viscosity η"),
+        parameter("viscosity", Scalar, bounds="(0, inf)", doc="dashpot viscosity η"),
     )
 
     def forward(self, stress: SR2) -> SR2:
@@ -56,8 +56,8 @@ class KelvinVoigtElement(Model):
             doc="strain shared by the spring and the dashpot (its rate is <strain>_rate)",
         ),
         output("stress", SR2, doc="stress of the element"),
-        parameter("modulus", Scalar, doc="spring modulus E"),
-        parameter("viscosity", Scalar, doc="dashpot viscosity η"),
+        parameter("modulus", Scalar, bounds="[0, inf)", doc="spring modulus E"),
+        parameter("viscosity", Scalar, bounds="(0, inf)", doc="dashpot viscosity η"),
     )
 
     derives = (derived(RATE, "strain", doc="the strain rate ε̇ read by the dashpot"),)
@@ -84,9 +84,18 @@ class ZenerElement(Model):
         input("strain", SR2, doc="total strain"),
         input("viscous_strain", SR2, doc="dashpot strain of the Maxwell branch"),
         output("stress", SR2, doc="total stress"),
-        parameter("equilibrium_modulus", Scalar, doc="equilibrium spring modulus E∞"),
-        parameter("maxwell_modulus", Scalar, doc="Maxwell branch spring modulus E_M"),
-        parameter("maxwell_viscosity", Scalar, doc="Maxwell branch dashpot viscosity η_M"),
+        parameter(
+            "equilibrium_modulus", Scalar, bounds="[0, inf)", doc="equilibrium spring modulus E∞"
+        ),
+        parameter(
+            "maxwell_modulus", Scalar, bounds="[0, inf)", doc="Maxwell branch spring modulus E_M"
+        ),
+        parameter(
+            "maxwell_viscosity",
+            Scalar,
+            bounds="(0, inf)",
+            doc="Maxwell branch dashpot viscosity η_M",
+        ),
     )
 
     derives = (derived(RATE, "viscous_strain", output=True),)
@@ -117,11 +126,27 @@ class WiechertElement(Model):
         input("viscous_strain_1", SR2, doc="dashpot strain of the first Maxwell branch"),
         input("viscous_strain_2", SR2, doc="dashpot strain of the second Maxwell branch"),
         output("stress", SR2, doc="total stress"),
-        parameter("equilibrium_modulus", Scalar, doc="equilibrium spring modulus E∞"),
-        parameter("modulus_1", Scalar, doc="spring modulus E_1 of the first branch"),
-        parameter("viscosity_1", Scalar, doc="dashpot viscosity η_1 of the first branch"),
-        parameter("modulus_2", Scalar, doc="spring modulus E_2 of the second branch"),
-        parameter("viscosity_2", Scalar, doc="dashpot viscosity η_2 of the second branch"),
+        parameter(
+            "equilibrium_modulus", Scalar, bounds="[0, inf)", doc="equilibrium spring modulus E∞"
+        ),
+        parameter(
+            "modulus_1", Scalar, bounds="[0, inf)", doc="spring modulus E_1 of the first branch"
+        ),
+        parameter(
+            "viscosity_1",
+            Scalar,
+            bounds="(0, inf)",
+            doc="dashpot viscosity η_1 of the first branch",
+        ),
+        parameter(
+            "modulus_2", Scalar, bounds="[0, inf)", doc="spring modulus E_2 of the second branch"
+        ),
+        parameter(
+            "viscosity_2",
+            Scalar,
+            bounds="(0, inf)",
+            doc="dashpot viscosity η_2 of the second branch",
+        ),
     )
 
     derives = (
@@ -158,10 +183,16 @@ class BurgersElement(Model):
         input("maxwell_viscous_strain", SR2, doc="dashpot strain of the Maxwell element"),
         input("kelvin_voigt_strain", SR2, doc="strain of the Kelvin-Voigt block"),
         output("stress", SR2, doc="stress shared by the Maxwell and Kelvin-Voigt parts"),
-        parameter("maxwell_modulus", Scalar, doc="Maxwell spring modulus E_M"),
-        parameter("maxwell_viscosity", Scalar, doc="Maxwell dashpot viscosity η_M"),
-        parameter("kelvin_modulus", Scalar, doc="Kelvin-Voigt spring modulus E_K"),
-        parameter("kelvin_viscosity", Scalar, doc="Kelvin-Voigt dashpot viscosity η_K"),
+        parameter("maxwell_modulus", Scalar, bounds="[0, inf)", doc="Maxwell spring modulus E_M"),
+        parameter(
+            "maxwell_viscosity", Scalar, bounds="(0, inf)", doc="Maxwell dashpot viscosity η_M"
+        ),
+        parameter(
+            "kelvin_modulus", Scalar, bounds="[0, inf)", doc="Kelvin-Voigt spring modulus E_K"
+        ),
+        parameter(
+            "kelvin_viscosity", Scalar, bounds="(0, inf)", doc="Kelvin-Voigt dashpot viscosity η_K"
+        ),
     )
 
     derives = (

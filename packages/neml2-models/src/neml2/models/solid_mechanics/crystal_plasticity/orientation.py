@@ -22,12 +22,14 @@ class FixOrientation(Model):
     fields = (
         input("input", MRP, doc="orientation r"),
         output("output", MRP, doc="orientation, in the shadow set where ‖r‖² ≥ threshold"),
-        option("threshold", float, 1.0, doc="switch to the shadow set where ‖r‖² ≥ threshold"),
+        option(
+            "threshold",
+            float,
+            1.0,
+            bounds="(0, inf)",
+            doc="switch to the shadow set where ‖r‖² ≥ threshold",
+        ),
     )
-
-    def setup(self) -> None:
-        if not self.opts["threshold"] > 0.0:
-            raise self.error(f"must be positive, got {self.opts['threshold']}", "threshold")
 
     def forward(self, r: MRP) -> MRP:
         ns = r.norm_sq()

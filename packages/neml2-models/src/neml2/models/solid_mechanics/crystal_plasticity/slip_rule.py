@@ -23,8 +23,8 @@ class PowerLawSlipRule(Model):
         output("slip_rates", Scalar, doc="per-slip slip rates"),
         input("resolved_shears", Scalar, doc="per-slip resolved shears"),
         input("slip_strengths", Scalar, doc="per-slip slip strengths"),
-        parameter("gamma0", Scalar, doc="reference slip rate"),
-        parameter("n", Scalar, doc="rate-sensitivity exponent"),
+        parameter("gamma0", Scalar, bounds="(0, inf)", doc="reference slip rate"),
+        parameter("n", Scalar, bounds="(0, inf)", doc="rate-sensitivity exponent"),
         GEOMETRY_NAME_COMPAT,
     )
 

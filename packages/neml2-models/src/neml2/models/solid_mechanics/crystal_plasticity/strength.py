@@ -26,7 +26,7 @@ class SingleSlipStrengthMap(CrystalModel):
     fields = (
         output("slip_strengths", Scalar, doc="per-slip slip strengths"),
         input("slip_hardening", Scalar, doc="the evolving strength shared by all systems"),
-        parameter("constant_strength", Scalar, doc="constant strength τ_0"),
+        parameter("constant_strength", Scalar, bounds="[0, inf)", doc="constant strength τ_0"),
     )
 
     def setup(self) -> None:
@@ -50,10 +50,10 @@ class DislocationObstacleStrengthMap(Model):
     fields = (
         output("slip_strengths", Scalar, doc="per-slip slip strengths"),
         input("dislocation_density", Scalar, doc="per-slip dislocation density ρ_i"),
-        parameter("constant_strength", Scalar, doc="constant strength τ_0"),
-        parameter("alpha", Scalar, doc="interaction coefficient α"),
-        parameter("mu", Scalar, doc="shear modulus μ"),
-        parameter("b", Scalar, doc="Burgers vector length b"),
+        parameter("constant_strength", Scalar, bounds="[0, inf)", doc="constant strength τ_0"),
+        parameter("alpha", Scalar, bounds="[0, inf)", doc="interaction coefficient α"),
+        parameter("mu", Scalar, bounds="(0, inf)", doc="shear modulus μ"),
+        parameter("b", Scalar, bounds="(0, inf)", doc="Burgers vector length b"),
         GEOMETRY_NAME_COMPAT,
     )
 

@@ -20,20 +20,16 @@ from neml2.models._schema import input, option, output, parameter
 from neml2.models.common._block_output import BlockNamedOutput
 from neml2.tensors import Scalar, exp, log, tanh
 
-_K = option("k", float, doc="the Boltzmann constant k")
-_BURGERS = option("b", float, doc="the Burgers vector length b")
-_EPS0 = option("eps0", float, doc="the reference strain rate ε̇₀")
-_MU = parameter("shear_modulus", Scalar, doc="the shear modulus μ")
+_K = option("k", float, bounds="(0, inf)", doc="the Boltzmann constant k")
+_BURGERS = option("b", float, bounds="(0, inf)", doc="the Burgers vector length b")
+_EPS0 = option("eps0", float, bounds="(0, inf)", doc="the reference strain rate ε̇₀")
+_MU = parameter("shear_modulus", Scalar, bounds="(0, inf)", doc="the shear modulus μ")
 _T = input("temperature", Scalar, doc="absolute temperature T")
 
 
 class _KocksMecking(Model):
-    """Checks of the plain-number options shared by the Kocks-Mecking models."""
-
-    def setup(self) -> None:
-        for name in ("k", "b", "eps0"):
-            if name in self.opts and not self.opts[name] > 0.0:
-                raise self.error(f"must be positive, got {self.opts[name]}", name)
+    """Base of the Kocks-Mecking models (their plain-number options are positive: the
+    schema's ``bounds``)."""
 
     @property
     def _b3(self) -> float:

@@ -28,7 +28,7 @@ class GTNYieldFunction(Model):
         input("poro_invariant", Scalar, doc="effective stress driving porous flow p"),
         input("void_fraction", Scalar, doc="void fraction (porosity) φ"),
         output("yield_function", Scalar, doc="yield function f"),
-        parameter("yield_stress", Scalar, doc="yield stress σ_y"),
+        parameter("yield_stress", Scalar, bounds="(0, inf)", doc="yield stress σ_y"),
         parameter("q1", Scalar, doc="balance between plastic flow and void evolution q₁"),
         parameter("q2", Scalar, doc="void evolution rate q₂"),
         parameter("q3", Scalar, doc="pore pressure q₃"),
@@ -86,7 +86,7 @@ class OlevskySinteringStress(Model):
         input("void_fraction", Scalar, doc="void fraction φ"),
         output("sintering_stress", Scalar, doc="sintering stress σ_s"),
         parameter("surface_tension", Scalar, doc="surface tension γ"),
-        parameter("particle_radius", Scalar, doc="particle radius r"),
+        parameter("particle_radius", Scalar, bounds="(0, inf)", doc="particle radius r"),
     )
 
     def forward(self, void_fraction: Scalar) -> Scalar:

@@ -22,8 +22,8 @@ class PerzynaPlasticFlowRate(Model):
     fields = (
         input("yield_function", Scalar, doc="yield function f"),
         output("flow_rate", Scalar, doc="flow rate γ̇"),
-        parameter("reference_stress", Scalar, doc="reference stress η"),
-        parameter("exponent", Scalar, doc="power-law exponent n"),
+        parameter("reference_stress", Scalar, bounds="(0, inf)", doc="reference stress η"),
+        parameter("exponent", Scalar, bounds="(0, inf)", doc="power-law exponent n"),
     )
 
     def forward(self, yield_function: Scalar) -> Scalar:

@@ -26,7 +26,7 @@ class YieldFunction(Model):
     fields = (
         input("effective_stress", Scalar, doc="effective stress s̄"),
         output("yield_function", Scalar, doc="yield function f"),
-        parameter("yield_stress", Scalar, doc="yield stress σ_y"),
+        parameter("yield_stress", Scalar, bounds="[0, inf)", doc="yield stress σ_y"),
         option(
             "isotropic_hardening",
             str,
