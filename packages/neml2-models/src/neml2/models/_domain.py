@@ -33,8 +33,7 @@ from typing import Any
 import torch
 
 from neml2.models._schema import Bounds
-from neml2.tensors._errors import point_list
-from neml2.tensors._tangents import _tracing
+from neml2.tensors import point_list
 
 _state = threading.local()
 
@@ -51,7 +50,9 @@ def suspended() -> Iterator[None]:
 
 
 def _skipped(x: torch.Tensor) -> bool:
-    if _tracing() or getattr(_state, "depth", 0):
+    if torch.compiler.is_compiling() or torch.compiler.is_exporting():
+        return True  # traced (py-jit, the AOTI export): no value to read
+    if getattr(_state, "depth", 0):
         return True
     return x.device.type == "meta" or torch._C._functorch.is_functorch_wrapped_tensor(x)
 

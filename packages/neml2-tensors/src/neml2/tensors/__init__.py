@@ -18,7 +18,13 @@ Errors: :class:`FatalError` (bad input, artifact or option), :class:`Convergence
 from neml2.tensors import _pytree
 from neml2.tensors._base import MATMUL_RULES, TensorWrapper, register_matmul
 from neml2.tensors._boundary import broadcast_batch_shapes, checked_parameter
-from neml2.tensors._errors import ConvergenceError, FatalError, NEML2Error, ShapeError
+from neml2.tensors._errors import (
+    ConvergenceError,
+    FatalError,
+    NEML2Error,
+    ShapeError,
+    point_list,
+)
 from neml2.tensors._factories import base_stack, cat, constant, linspace, logspace, stack
 from neml2.tensors._functions import (
     abs,
@@ -135,6 +141,7 @@ __all__ = [
     "norm",
     "norm_sq",
     "outer",
+    "point_list",
     "pow",
     "register_matmul",
     "rotate",
