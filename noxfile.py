@@ -202,12 +202,14 @@ def integration(session: nox.Session) -> None:
 @nox.session(name="bench-tests")
 def bench_tests(session: nox.Session) -> None:
     """The benchmark harness' own checks (benchmarks/suite/test_suite.py: the worker
-    protocol, the report, the agreement checks), not its timings."""
+    protocol, the report, the agreement checks; benchmarks/gpu/test_gpu_run.py: the GPU
+    run's options, refusal, time budgets and table, on the CPU), not its timings."""
     _sync(session, "--all-packages")
     suite = ROOT / "benchmarks" / "suite" / "test_suite.py"
+    gpu = ROOT / "benchmarks" / "gpu" / "test_gpu_run.py"
     # a tiny py-jit run among them: Inductor's caches in the tree, as in `integration`
     env = {"TORCHINDUCTOR_CACHE_DIR": str(ROOT / "build" / "inductor-cache")}
-    _pytest(session, str(suite), "-q", "-p", "no:xdist", *session.posargs, env=env)
+    _pytest(session, str(suite), str(gpu), "-q", "-p", "no:xdist", *session.posargs, env=env)
 
 
 @nox.session

@@ -266,3 +266,4 @@ def test_the_benchmark_harness_checks_run_by_default(noxfile):
     assert "bench-tests" in noxfile.nox.options.sessions
     ((args, _),) = _pytest_runs(noxfile.bench_tests)
     assert str(ROOT / "benchmarks" / "suite" / "test_suite.py") in args
+    assert str(ROOT / "benchmarks" / "gpu" / "test_gpu_run.py") in args

@@ -90,7 +90,17 @@ def git_state(root: Path = ROOT) -> dict:
     Returns:
         ``{"commit": short hash, "dirty": [paths git reports as changed or untracked]}``
         (``git status --porcelain``, results folders left out: they are the run's output).
+        ``$NEML2_BENCH_GIT_STATE`` names a JSON file with these two keys to use instead:
+        a copy of the tree without ``.git`` (the GPU machine, ``benchmarks/gpu``) carries
+        the state recorded where the repository is.
     """
+    carried = os.environ.get("NEML2_BENCH_GIT_STATE")
+    if carried:
+        try:
+            state = json.loads(Path(carried).read_text())
+            return {"commit": str(state["commit"]), "dirty": list(state["dirty"])}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SystemExit(f"run.py: NEML2_BENCH_GIT_STATE={carried}: {e}") from e
 
     def git(*args: str) -> str:
         r = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
