@@ -95,3 +95,19 @@ def test_converted_from():
     assert SR2(torch.zeros(6)).converted_from is None
     assert (SR2(torch.zeros(6, dtype=torch.int32)) * 2.0).converted_from is None
     assert MillerIndex([1, 1, 0]).converted_from is None
+
+
+def test_broadcast_batch_shapes_keeps_a_traced_batch_dynamic():
+    """Under torch.export the sizes stay symbolic: an int() of them would specialize the
+    dynamic batch to the example's (the implicit models' export failed with 'Constraints
+    violated (batch)')."""
+
+    class Sum(torch.nn.Module):
+        def forward(self, a, b):
+            n = broadcast_batch_shapes({"input 'a'": a.shape[:-1], "input 'b'": b.shape[:-1]})
+            return a.expand(*n, 3) + b.expand(*n, 3)
+
+    batch = torch.export.Dim("batch")
+    x = torch.ones(4, 3)
+    program = torch.export.export(Sum(), (x, x), dynamic_shapes=({0: batch}, {0: batch}))
+    assert program.module()(torch.ones(7, 3), torch.ones(7, 3)).shape == (7, 3)

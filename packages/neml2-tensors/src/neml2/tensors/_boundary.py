@@ -50,7 +50,9 @@ def broadcast_batch_shapes(shapes: Mapping[str, Sequence[int]], label: str = "")
     """
     out: list[int] = []
     for shape in shapes.values():
-        shape = tuple(int(n) for n in shape)
+        # the sizes as given: int() of a traced size (a SymInt under torch.export) would
+        # specialize the dynamic batch to the example's
+        shape = tuple(shape)
         if len(shape) > len(out):
             out = [1] * (len(shape) - len(out)) + out
         for i, n in enumerate(shape, start=len(out) - len(shape)):
