@@ -33,6 +33,7 @@ def _float32_default():
     yield
     torch.set_default_dtype(old)
 
+
 MODELS = """
 [Models]
   [elasticity]
