@@ -141,9 +141,11 @@ _NODE_WORDS = {
 _CONSTANT_TYPES = (int, float, complex, str, bool, type(None), type(Ellipsis))
 
 
-def suggest_close(word: str, choices: Any) -> str:
-    """' (did you mean 'a', 'b'?)' for the close matches of *word*, or ''."""
-    close = get_close_matches(word, sorted(choices), n=3)
+def suggest(word: str, choices: Any) -> str:
+    """' (did you mean 'a', 'b'?)' for the close matches of *word* among *choices* (any
+    iterable of strings: the matches are ranked by score, then by name, so their order
+    does not matter), or ''. The one hint of the input-file errors (neml2.models)."""
+    close = get_close_matches(word, list(choices), n=3)
     return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
 
 
@@ -218,12 +220,12 @@ def _attribute_problem(node: ast.Attribute, parent: ast.AST | None) -> str | Non
         if owner in MODULE_PATHS:
             listed = listed_under(owner)
             return (
-                f"attribute '{attr}' of {owner} is not allowed{suggest_close(attr, listed)}; "
+                f"attribute '{attr}' of {owner} is not allowed{suggest(attr, listed)}; "
                 f"allowed {owner} names: {', '.join(listed)}"
             )
     if attr not in ALL_ATTRIBUTES:
         return (
-            f"attribute '{attr}' is not allowed{suggest_close(attr, ALL_ATTRIBUTES)}; values have "
+            f"attribute '{attr}' is not allowed{suggest(attr, ALL_ATTRIBUTES)}; values have "
             "only the listed attributes (typed tensors: data, dynamic_batch, sub_batch, "
             "fill, ...; torch tensors: shape, reshape, unsqueeze, expand, ...), no string "
             "methods"

@@ -32,7 +32,7 @@ from neml2.models._expression_check import (
     UNARY,
     check,
     module_path,
-    suggest_close,
+    suggest,
 )
 from neml2.models._expression_limits import (
     Budget,
@@ -300,7 +300,7 @@ class Interpreter:
         if attr.startswith("_") or attr not in table:
             allowed = ", ".join(sorted(table)) or "none"
             raise Refused(
-                f"attribute '{attr}' of {what} is not allowed{suggest_close(attr, table)}; "
+                f"attribute '{attr}' of {what} is not allowed{suggest(attr, table)}; "
                 f"allowed: {allowed}"
             )
         result = getattr(value, attr)

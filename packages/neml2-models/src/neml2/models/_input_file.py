@@ -12,9 +12,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Sequence
 from contextlib import contextmanager
-from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +20,7 @@ import torch
 
 from neml2 import hit
 from neml2.models import _python_code
-from neml2.models._expression_check import parse
+from neml2.models._expression_check import parse, suggest
 from neml2.models._expression_limits import Tally
 from neml2.models._expression_vocabulary import BUILTIN_NAMES, TENSOR_NAMES
 from neml2.models._expressions import NoResult, Refused, evaluate
@@ -30,12 +28,6 @@ from neml2.models._registry import lookup, plugin_failures, registered_types
 from neml2.models._schema import NonlinearParameter, ParameterField
 from neml2.models._spellings import former_tensor_hint, former_type_hint
 from neml2.tensors import FatalError, TensorWrapper
-
-
-def suggest(word: str, choices: Sequence[str]) -> str:
-    """' (did you mean 'a', 'b'?)' or ''."""
-    close = get_close_matches(word, list(choices), n=3)
-    return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
 
 
 @contextmanager
