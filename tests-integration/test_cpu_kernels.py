@@ -18,8 +18,9 @@ import neml2.solvers.linear as linear
 from neml2.tensors import _kernels, use_cpu_kernels
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "routes"))
-from _adapters import py_eager
 from _zoo import CASES
+
+import neml2.routes
 
 NAMES = set(_kernels.NAMES)
 
@@ -58,7 +59,7 @@ def counted_kernels():
 def test_crystal_models_same_with_and_without_the_kernels(name, counted_kernels):
     kernels, seen = counted_kernels
     case = CASES[name]
-    model = py_eager(case)
+    model = neml2.routes.open_model("py-eager", case.file, case.model, sub_batch=case.sub_batch)
     x = case.inputs(7)
     use_cpu_kernels(None)
     torch_out, (_, torch_jac) = model.forward(x), model.jacobian(x)

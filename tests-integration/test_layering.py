@@ -24,7 +24,13 @@ LAYERS: dict[str, tuple[set[str], set[str], set[str]]] = {
     "neml2-models": ({"models", "solvers", ""}, {"tensors", "hit"}, set()),
     "neml2-drivers": ({"drivers"}, {"models", "solvers", "tensors", "hit", ""}, set()),
     # the compiler loads what it built (round trips, the AOTIModel HIT shim) with neml2.aoti
-    "neml2-compile": ({"compiler"}, {"models", "solvers", "tensors", "hit", "aoti", ""}, set()),
+    # neml2.routes opens a model on every route: it compiles (neml2.compiler) and runs
+    # artifacts (neml2.aoti), so it lives with the compiler
+    "neml2-compile": (
+        {"compiler", "routes"},
+        {"compiler", "routes", "models", "solvers", "tensors", "hit", "aoti", ""},
+        set(),
+    ),
     "neml2-aoti-runtime": ({"aoti"}, {"tensors"}, set()),
 }
 

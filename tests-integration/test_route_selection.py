@@ -87,6 +87,19 @@ def test_the_default_integration_exclusions_are_well_formed():
     assert "test_py_jit_in_sequence[crystal_per_slip-jacobian]" not in sequence
 
 
+def test_at_artifact_leaves_out_every_route_that_runs_the_artifact():
+    import neml2.routes
+
+    out = _collect(NEML2_ROUTE_MODELS="elasticity", NEML2_ROUTE_EXCLUDE="@artifact:elasticity")
+    assert out.returncode == 0, out.stdout + out.stderr
+    ids = {line.split("::", 1)[1] for line in out.stdout.splitlines() if "::" in line}
+    for r in neml2.routes.ROUTES:
+        cell = f"test_route_matches_py_eager[{r.name}-elasticity-forward]"
+        if r.name == "py-jit":
+            cell = "test_py_jit_in_sequence[elasticity-forward]"
+        assert (cell in ids) != r.artifact, (r.name, sorted(ids))
+
+
 def test_a_bad_exclusion_is_a_usage_error_that_names_the_variable():
     out = _collect(NEML2_ROUTE_EXCLUDE="py-jit:no_such_model")
     assert out.returncode != 0

@@ -54,8 +54,8 @@ import _windows  # noqa: E402
 from _measure import FIELDS, row  # noqa: E402
 from _workloads import WORKLOADS  # noqa: E402
 
-OUR_ROUTES = ["py-eager", "py-jit", "py-aoti", "cpp-aoti", "cpp-dispatch"]
-REFERENCE_ROUTES = ["py-eager", "py-aoti"]
+OUR_ROUTES = _report.ROUTES
+REFERENCE_ROUTES = _report.REFERENCE_ROUTES
 BATCHES = [1, 100, 1_000, 10_000, 100_000]
 ROOFLINE_BATCH = 1_000_000
 #: C++ routes need a timing program (benchmarks/aoti, benchmarks/dispatch); none yet

@@ -8,16 +8,13 @@ a CPU-only machine), is a FatalError naming the variable, its dtype or device an
 model's. A name that is not an input is a FatalError naming it with the closest input
 as a suggestion, in name-keyed calls and in a typed call's ``v=``.
 
-One model, the hello elasticity (``examples/hello/input.i``, float64 on CPU), on:
-
-* ``py-eager``: ``neml2.load_model`` (name-keyed calls and the typed call);
-* ``py-jit``: ``neml2.compile`` of it (every row is rejected before anything compiles);
-* ``py-aoti``: ``neml2.aoti.Model`` of its artifact, and the ``type = AOTIModel`` stub
-  through ``neml2.load_model`` (the route matrix's py-aoti);
-* ``cpp-aoti``: the C++ ``neml2::aoti::Model`` itself (``neml2.aoti._core.Model``, none
-  of the Python wrapper's checks);
-* ``cpp-dispatch``: ``neml2::aoti::DispatchedModel`` (two CPU workers);
-* ``cpp-eager``: ``neml2::eager::Model`` (``neml2.aoti.cpp_eager``).
+One model, the hello elasticity (``examples/hello/input.i``, float64 on CPU), on every
+route of ``neml2.routes`` (opened by ``neml2.routes.open_model``; the rows call the
+route's own object): py-eager's model, py-jit's ``neml2.compile`` of it (every row is
+rejected before anything compiles), py-aoti's ``type = AOTIModel`` stub, cpp-aoti's
+``neml2.aoti.Model``, cpp-dispatch's ``DispatchedModel`` (two CPU workers), cpp-eager's
+``neml2.aoti.cpp_eager.Model``; and ``cpp-aoti-binding``, the C++ ``neml2::aoti::Model``
+itself (``neml2.aoti._core.Model``, none of the Python wrapper's checks).
 
 The artifact (``-d stress:strain``) is compiled once per session, its graphs from the
 content-hashed cache in build/aoti-cache when an earlier session built them; each route's
@@ -37,6 +34,7 @@ import torch
 from _table import HELLO, Api, check_row, ids
 
 import neml2
+import neml2.routes
 from neml2.tensors import SR2, FatalError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,14 +44,12 @@ F64 = torch.float64
 
 
 @functools.cache
-def _artifact_dir() -> Path:
-    """``neml2-compile examples/hello/input.i --model elasticity -d stress:strain``, once."""
-    from neml2.compiler import CompileOptions, compile_file
-
+def _artifact():
+    """``neml2-compile examples/hello/input.i elasticity -d stress:strain``, once."""
     out = Path(_keep(tempfile.TemporaryDirectory(prefix="neml2-api-inputs-")).name)
-    opts = CompileOptions.from_strings("elasticity", ["stress:strain"], [])
-    res = compile_file(INPUT, opts, out / "artifacts", cache_dir=CACHE)
-    return Path(res.artifact_dir)
+    return neml2.routes.build_artifact(
+        INPUT, "elasticity", pairs=["stress:strain"], output_dir=out / "artifacts", cache_dir=CACHE
+    )
 
 
 _KEEP: list = []
@@ -65,27 +61,22 @@ def _keep(obj):
     return obj
 
 
+#: the routes of neml2.routes, and the C++ class itself without neml2.aoti.Model's Python
+#: checks (``neml2.aoti._core.Model``, the binding cpp-aoti's wrapper calls)
+ROUTES = (*neml2.routes.NAMES, "cpp-aoti-binding")
+
+
 @functools.cache
 def route(name: str):
-    """The hello elasticity on route *name*, made once."""
-    if name == "py-eager":
-        return neml2.load_model(INPUT, "elasticity")
-    if name == "py-jit":
-        # Dynamo's eager backend: the rows are rejected before anything compiles; the one
-        # test that runs the model needs tracing, not Inductor's minutes of codegen
-        return neml2.compile(neml2.load_model(INPUT, "elasticity"), backend="eager")
-    if name == "py-aoti":
-        return neml2.aoti.Model(_artifact_dir())
-    if name == "py-aoti-stub":
-        stub = _artifact_dir().parent / "elasticity_aoti.i"
-        return neml2.load_model(stub, "elasticity")
-    if name == "cpp-aoti":
-        return importlib.import_module("neml2.aoti._core").Model(str(_artifact_dir()))
-    if name == "cpp-dispatch":
-        return neml2.aoti.DispatchedModel(str(_artifact_dir()), workers=["cpu", "cpu"])
-    if name == "cpp-eager":
-        return importlib.import_module("neml2.aoti.cpp_eager").Model(str(INPUT), "elasticity")
-    raise AssertionError(f"no route {name!r}")
+    """The hello elasticity on route *name* (the route's own object), made once; py-jit
+    with Dynamo's eager backend: the rows are rejected before anything compiles, and the
+    one test that runs the model needs tracing, not Inductor's codegen."""
+    if name == "cpp-aoti-binding":
+        return importlib.import_module("neml2.aoti._core").Model(str(_artifact().artifact_dir))
+    art = _artifact() if neml2.routes.route(name).artifact else None
+    return neml2.routes.open_model(
+        name, INPUT, "elasticity", artifact=art, jit_backend="eager", workers=["cpu", "cpu"]
+    ).impl
 
 
 def strain(dtype=F64, device="cpu", batch=2) -> torch.Tensor:
@@ -147,7 +138,6 @@ UNKNOWN = re.escape("unknown input 'strian' (did you mean 'strain'?)")
 UNKNOWN_TANGENT = re.escape("tangent for unknown input 'strian' (did you mean 'strain'?)")
 UNKNOWN_V = re.escape("v= tangent for unknown input 'strian' (did you mean 'strain'?)")
 
-ROUTES = ("py-eager", "py-jit", "py-aoti", "cpp-aoti", "cpp-dispatch", "cpp-eager")
 DTYPES = {
     "float32": torch.float32,
     "bfloat16": torch.bfloat16,
@@ -222,7 +212,7 @@ def _rows() -> list[Api]:
         ]
     # the typed call model(*inputs, v=...) of the Python routes (the compiled routes
     # have none: the AOTIModel stub's is its forward, which takes no v=)
-    for r in ("py-eager", "py-jit", "py-aoti-stub"):
+    for r in ("py-eager", "py-jit", "py-aoti"):
         rows += [
             Api(
                 f"{r}-typed-float32",
@@ -250,30 +240,6 @@ def _rows() -> list[Api]:
             ),
             Api(f"{r}-typed-v-misspelt", typed_v(r, "strian"), FatalError, UNKNOWN_V, regex=True),
         ]
-    # the stub's name-keyed surface (load_model of the artifact's HIT stub)
-    rows += [
-        Api(
-            "py-aoti-stub-forward-float32",
-            forward("py-aoti-stub", dtype=torch.float32),
-            FatalError,
-            has_dtype("input", "float32"),
-            regex=True,
-        ),
-        Api(
-            "py-aoti-stub-forward-unknown-key",
-            forward_keys("py-aoti-stub", "strian"),
-            FatalError,
-            UNKNOWN,
-            regex=True,
-        ),
-        Api(
-            "py-aoti-stub-jvp-tangent-bfloat16",
-            jvp_tangent("py-aoti-stub", dtype=torch.bfloat16),
-            FatalError,
-            has_dtype("tangent", "bfloat16"),
-            regex=True,
-        ),
-    ]
     return rows
 
 
@@ -289,7 +255,7 @@ def test_the_same_inputs_pass_in_float64_on_cpu():
     """The rows fail for their dtype, device or name alone: the same calls with a float64
     strain on the CPU and the right names give py-eager's stress on every route."""
     ref = route("py-eager").forward({"strain": strain()})["stress"]
-    for r in (*ROUTES, "py-aoti-stub"):
+    for r in ROUTES:
         m = route(r)
         y = m.forward({"strain": strain()})["stress"]
         _, jv = m.jvp({"strain": strain()}, {"strain": strain()})

@@ -1,5 +1,6 @@
-"""Session fixtures of the route matrix: one AOTI artifact per zoo model, one adapter
-per (route, model), built on first use and shared by every test of the session.
+"""Session fixtures of the route matrix: one AOTI artifact per zoo model, one model per
+(route, model) opened through ``neml2.routes``, built on first use and shared by every
+test of the session.
 
 AOTI graphs come from the content-hashed cache in build/aoti-cache when an earlier
 session built them (a cold compile of an implicit model takes minutes).
@@ -11,11 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _adapters import FACTORIES, ROUTES
 from _zoo import CASES
+
+import neml2.routes
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "build" / "aoti-cache"
@@ -24,13 +27,53 @@ CACHE = ROOT / "build" / "aoti-cache"
 def compile_artifact(case, outdir: Path):
     """``neml2-compile`` of *case* with its Jacobian pairs and sub-batch shapes (CPU,
     float64; the Taylor input declares no [Settings]/example_batch_shape of its own)."""
-    from dataclasses import replace
+    return neml2.routes.build_artifact(
+        case.file,
+        case.model,
+        pairs=case.pairs,
+        sub_batch=case.sub_batch,
+        output_dir=outdir / case.name,
+        cache_dir=CACHE,
+    )
 
-    from neml2.compiler import CompileOptions, compile_file
 
-    opts = CompileOptions.from_strings(case.model, list(case.pairs), [])
-    opts = replace(opts, sub_batch={k: tuple(v) for k, v in case.sub_batch.items()})
-    return compile_file(case.file, opts, outdir / case.name, cache_dir=CACHE)
+class NoGrad:
+    """A route's model called under ``torch.no_grad`` (the matrix compares values)."""
+
+    def __init__(self, model: neml2.routes.RouteModel):
+        self.model = model
+        self.impl = model.impl
+
+    def forward(self, inputs):
+        with torch.no_grad():
+            return self.model.forward(inputs)
+
+    def jvp(self, inputs, tangents):
+        with torch.no_grad():
+            return self.model.jvp(inputs, tangents)
+
+    def jacobian(self, inputs):
+        with torch.no_grad():
+            return self.model.jacobian(inputs)
+
+
+def open_case(route: str, case, artifact=None) -> NoGrad:
+    """*case* on *route* (``neml2.routes.open_model``); ``NEML2_ROUTES_JIT_BACKEND=eager``
+    swaps Dynamo's eager backend in for py-jit's Inductor (tracing checked, minutes of
+    Inductor codegen per implicit graph saved)."""
+    import os
+
+    backend = os.environ.get("NEML2_ROUTES_JIT_BACKEND", "inductor")
+    return NoGrad(
+        neml2.routes.open_model(
+            route,
+            case.file,
+            case.model,
+            sub_batch=case.sub_batch,
+            artifact=artifact,
+            jit_backend=backend,
+        )
+    )
 
 
 @pytest.fixture(scope="session")
@@ -54,16 +97,16 @@ def artifacts(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def route_models(artifacts):
-    """``route_models(route, model) -> adapter``, one per pair and session."""
+    """``route_models(route, model) -> NoGrad``, one per pair and session."""
     made: dict = {}
 
     def get(route: str, name: str):
         key = (route, name)
         if key not in made:
-            factory, needs_artifact = FACTORIES[route]
             case = CASES[name]
             try:
-                made[key] = factory(case, artifacts(name) if needs_artifact else None)
+                art = artifacts(name) if neml2.routes.route(route).artifact else None
+                made[key] = open_case(route, case, art)
             except Exception as e:
                 made[key] = e
         if isinstance(made[key], Exception):
@@ -154,4 +197,6 @@ def pytest_runtest_makereport(item, call):
     worst = _SEEN[key].worst if key in _SEEN else None
     # read by tests-integration/conftest.py, which prints the table (in pytest-xdist's
     # controlling process too: the property travels with the report)
-    report.user_properties.append(("route_cell", [*key, outcome, worst, ROUTES.index(key[0])]))
+    report.user_properties.append(
+        ("route_cell", [*key, outcome, worst, neml2.routes.NAMES.index(key[0])])
+    )

@@ -10,7 +10,7 @@ w.r.t. a sub-batched input is the full coupling ``(*B, *out_sub, *out_base, *in_
 *in_base)`` there, and py-eager seeds the base only, so the compiled block is summed over
 ``in_sub`` before comparing (py-eager's block is that row sum).
 
-Select routes with ``NEML2_ROUTES=cpp-eager,py-jit`` (``nox -s "routes(cpp-eager)"``) and
+Select routes with ``NEML2_ROUTES=cpp-eager,py-jit`` (names of ``neml2.routes.NAMES``) and
 models with ``NEML2_ROUTE_MODELS=elasticity,taylor`` (default: every zoo model); leave
 out cells with ``NEML2_ROUTE_EXCLUDE=py-jit:taylor`` (a route of a model) or
 ``py-jit:chaboche:jvp`` (one operation). The
@@ -25,23 +25,24 @@ import os
 
 import pytest
 import torch
-from _adapters import ROUTES
 from _gaps import gap
 from _zoo import CASES
+
+import neml2.routes
+from neml2.tensors import FatalError
+
+ROUTES = neml2.routes.NAMES
 
 OPS = ("forward", "jvp", "jacobian")
 BATCHES = (1, 7, 16)
 
 
 def _selected_routes() -> tuple[str, ...]:
-    env = os.environ.get("NEML2_ROUTES", "").strip()
-    if not env or env == "all":
-        return ROUTES
-    chosen = tuple(r.strip() for r in env.split(",") if r.strip())
-    unknown = [r for r in chosen if r not in ROUTES]
-    if unknown:
-        raise pytest.UsageError(f"NEML2_ROUTES: unknown route(s) {unknown}; routes: {ROUTES}")
-    return chosen
+    try:
+        chosen = neml2.routes.parse(os.environ.get("NEML2_ROUTES", ""), what="NEML2_ROUTES")
+    except FatalError as e:
+        raise pytest.UsageError(str(e)) from None
+    return tuple(r.name for r in chosen)
 
 
 def _selected_models() -> tuple[str, ...]:
@@ -61,21 +62,29 @@ def _selected_models() -> tuple[str, ...]:
 def _excluded() -> frozenset[tuple[str, str, str | None]]:
     """``NEML2_ROUTE_EXCLUDE=py-jit:taylor,py-jit:chaboche:jvp,...``: cells left out of
     the matrix, not collected: ``ROUTE:MODEL`` (every operation) or ``ROUTE:MODEL:OP``
-    (one operation; None in the set stands for every operation). The default
-    ``integration`` session leaves out compiles of many minutes that ``nox -s routes``
-    runs. Read once per process (every cell asks)."""
+    (one operation; None in the set stands for every operation); the route ``@artifact``
+    stands for every route that runs an AOTI artifact (``neml2.routes``: they share one
+    compile). The default ``integration`` session leaves out compiles of many minutes
+    that ``nox -s routes`` runs. Read once per process (every cell asks)."""
     out = set()
+    artifact_routes = [r.name for r in neml2.routes.ROUTES if r.artifact]
     for item in os.environ.get("NEML2_ROUTE_EXCLUDE", "").split(","):
         if not item.strip():
             continue
         parts = [p.strip() for p in item.split(":")]
         route, model, op = [*parts, None][:3] if len(parts) in (2, 3) else (None,) * 3
-        if route not in ROUTES or model not in CASES or (op is not None and op not in OPS):
+        routes = artifact_routes if route == "@artifact" else [route]
+        if (
+            not set(routes) <= set(ROUTES)
+            or model not in CASES
+            or (op is not None and op not in OPS)
+        ):
             raise pytest.UsageError(
                 f"NEML2_ROUTE_EXCLUDE: {item.strip()!r} is not ROUTE:MODEL or "
-                f"ROUTE:MODEL:OP (routes: {ROUTES}; models: {tuple(CASES)}; ops: {OPS})"
+                f"ROUTE:MODEL:OP (routes: {ROUTES} or @artifact; models: {tuple(CASES)}; "
+                f"ops: {OPS})"
             )
-        out.add((route, model, op))
+        out.update((r, model, op) for r in routes)
     return frozenset(out)
 
 
