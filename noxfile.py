@@ -420,6 +420,22 @@ def conformance(session: nox.Session) -> None:
 
 
 @nox.session
+def conformance_routes(session: nox.Session) -> None:
+    """The conformance suite with its models on py-jit and py-aoti, against per-route ledgers
+    (NEML2_CONFORMANCE_ROUTES, NEML2_CONFORMANCE_SHARD=K/N; compiles resume from the caches)."""
+    _sync(session, "--all-packages")
+    tests = ROOT / "tests-integration" / "conformance" / "test_conformance_routes.py"
+    env = {
+        "NEML2_CONFORMANCE_ROUTES": os.environ.get("NEML2_CONFORMANCE_ROUTES", "py-jit,py-aoti"),
+        "OMP_NUM_THREADS": "1",
+        "TORCHINDUCTOR_CACHE_DIR": str(ROOT / "build" / "inductor-cache"),
+    }
+    _pytest(
+        session, str(tests), *_workers(session), "-q", "--durations=20", *session.posargs, env=env
+    )
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmark suite, our routes (benchmarks/suite/run.py; posargs go to it, e.g. --quick)."""
     _sync(session, "--all-packages")

@@ -93,6 +93,8 @@ ROUTE_TABLE: dict[tuple[str, str, str], tuple[str, float | None, int]] = {}
 
 #: conformance case -> whether it passed (conformance/test_conformance.py records it)
 CONFORMANCE: dict[str, bool] = {}
+#: (route, case) -> (passed, listed in the route's ledger) (test_conformance_routes.py)
+CONFORMANCE_ROUTES: dict[tuple[str, str], tuple[bool, bool]] = {}
 
 
 def pytest_runtest_logreport(report) -> None:
@@ -103,10 +105,14 @@ def pytest_runtest_logreport(report) -> None:
         elif name == "conformance_case":
             case, passed = value
             CONFORMANCE[case] = passed
+        elif name == "conformance_route_case":
+            route, case, passed, listed = value
+            CONFORMANCE_ROUTES[(route, case)] = (passed, listed)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
     _conformance_summary(terminalreporter)
+    _conformance_routes_summary(terminalreporter)
     _route_table(terminalreporter)
 
 
@@ -124,6 +130,26 @@ def _conformance_summary(tr) -> None:
     for folder in sorted(total):
         tr.write_line(f"{folder:40s} {passed[folder]:4d} / {total[folder]:4d}")
     tr.write_line(f"{'all':40s} {sum(passed.values()):4d} / {sum(total.values()):4d}")
+
+
+def _conformance_routes_summary(tr) -> None:
+    """Per route of test_conformance_routes.py: cases passed, ledgered (listed and still
+    failing) and failed (unlisted and failing, or listed and passing)."""
+    if not CONFORMANCE_ROUTES:
+        return
+    counts: dict[str, Counter] = {}
+    for (route, _), (passed, listed) in CONFORMANCE_ROUTES.items():
+        c = counts.setdefault(route, Counter())
+        c["cases"] += 1
+        c["passed"] += passed
+        c["ledgered"] += listed and not passed
+        c["failed"] += passed == listed  # unlisted failing, or listed passing
+    tr.section("conformance on the compiled routes: passed / ledgered / failed")
+    for route, c in counts.items():
+        tr.write_line(
+            f"{route:10s} {c['passed']:4d} passed  {c['ledgered']:4d} ledgered  "
+            f"{c['failed']:4d} failed  of {c['cases']:4d} cases"
+        )
 
 
 def _route_table(terminalreporter) -> None:

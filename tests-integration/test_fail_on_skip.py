@@ -221,7 +221,9 @@ def _sessions(noxfile):
     yield from (("tests", noxfile.tests, {"package": p}) for p in noxfile.PACKAGES)
     yield "integration", noxfile.integration, {}
     yield "conformance", noxfile.conformance, {}
-    yield "routes", noxfile.routes, {"route": "all"}
+    yield "routes", noxfile.routes, {}
+    yield "conformance_routes", noxfile.conformance_routes, {}
+    yield "docs", noxfile.docs, {}
     yield "bench-tests", noxfile.bench_tests, {}
 
 

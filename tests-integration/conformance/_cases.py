@@ -76,13 +76,42 @@ def _first_line(text: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def run_case(path: Path) -> Outcome:
-    """Load *path* and run every checking driver in it."""
+def on_route(ctx, route: str, **open_kw) -> None:
+    """Make the drivers of *ctx* run their models on *route*: each model a driver asks
+    for (``ctx.top_model``) is opened with ``neml2.routes.open_model`` (py-jit:
+    ``neml2.compile`` of it; py-aoti: the AOTIModel of its ``neml2-compile`` artifact,
+    compiled from the case's file as shipped). The route must give a typed model."""
+    import neml2.routes
+
+    r = neml2.routes.route(route)
+    if not r.typed:
+        raise ValueError(f"route {route} has no typed model for the drivers to run")
+    if r.name == "py-eager":
+        return
+    build = ctx.top_model
+    opened: dict[str, object] = {}
+
+    def top_model(name, where=None):
+        if name not in opened:
+            eager = build(name, where)
+            source = (ctx.path, name) if r.artifact else (eager, None)
+            m = neml2.routes.open_model(r, *source, **open_kw).impl
+            m.reference_model = eager  # the oracle of ModelUnitTest's derivative checks
+            opened[name] = m
+        return opened[name]
+
+    ctx.top_model = top_model
+
+
+def run_case(path: Path, route: str = "py-eager", **open_kw) -> Outcome:
+    """Load *path* and run every checking driver in it, their models on *route*
+    (``open_kw``: the arguments of ``neml2.routes.open_model``)."""
     start = time.perf_counter()
     buf = io.StringIO()
     try:
         with contextlib.redirect_stdout(buf):
             ctx = load_input(path)
+            on_route(ctx, route, **open_kw)
             drivers = ctx.section("Drivers")
             names = [
                 b.name

@@ -87,15 +87,53 @@ class AOTIModel(Model):
 
     # the typed forward used by drivers: raw tensors through the runtime
     def forward(self, *inputs):
-        if any(x.tangents or x.tangents2 is not None for x in inputs):
+        """The typed forward. First-order ``v=`` tangents (a driver's derivative checks,
+        a Newton on the model) are the compiled Jacobian blocks applied to them:
+        ``dy[o] = sum_i J[o][i] . dx[i]``, contracting the input's sub-batch and base
+        axes; the blocks must have been compiled (``neml2-compile -d``); second order
+        (``v2=``) is refused."""
+        if any(x.tangents2 is not None for x in inputs):
             raise FatalError(
-                f"{self._label()}: a compiled model takes no v= tangents; use jvp() or "
-                "jacobian() (the pairs compiled with neml2-compile -d)"
+                f"{self._label()}: a compiled model has no second derivatives (v2=); run "
+                "the input file's model on py-eager or py-jit for them"
             )
         raw = {n: self._with_sub(n, x) for n, x in zip(self.input_spec, inputs, strict=True)}
-        out = self.runtime.forward(raw)
-        typed = tuple(t(out[n], len(self._sub[n])) for n, t in self.output_spec.items())
-        return typed if len(typed) != 1 else typed[0]
+        seeded = {n: x.tangents for n, x in zip(self.input_spec, inputs, strict=True) if x.tangents}
+        if not seeded:
+            out = self.runtime.forward(raw)
+            typed = tuple(t(out[n], len(self._sub[n])) for n, t in self.output_spec.items())
+            return typed if len(typed) != 1 else typed[0]
+        out, J = self.runtime.jacobian(raw)
+        typed = []
+        for o, t in self.output_spec.items():
+            y = t(out[o], len(self._sub[o]))
+            t1: dict[str, torch.Tensor] = {}
+            for i, tangents in seeded.items():
+                block = J[o][i]  # a missing compiled pair raises, naming the -d to compile
+                for leaf, d in tangents.items():
+                    dy = self._contract(block, d, o, i)
+                    t1[leaf] = dy if leaf not in t1 else t1[leaf] + dy
+            typed.append(y._new(y.data, y.sub_batch_ndim, t1 or None))
+        return tuple(typed) if len(typed) != 1 else typed[0]
+
+    def _contract(self, block: torch.Tensor, d: torch.Tensor, o: str, i: str) -> torch.Tensor:
+        """``J[o][i] . d``: *block* ``(*B, *o_sub, *o_base, *i_sub, *i_base)``, *d* a seeded
+        tangent ``(K, ..., *i_base)`` broadcastable to ``(K, *B, *i_sub, *i_base)``;
+        returns ``(K, *B, *o_sub, *o_base)``."""
+        i_trail = len(self._sub[i]) + len(self.input_spec[i].BASE_SHAPE)
+        o_trail = len(self._sub[o]) + len(self.output_spec[o].BASE_SHAPE)
+        nb = block.dim() - o_trail - i_trail
+        batch, i_shape = block.shape[:nb], block.shape[nb + o_trail :]
+        if d.dim() - 1 < nb + i_trail:  # fewer batch axes (or no sub-batch axes): pad
+            base = len(self.input_spec[i].BASE_SHAPE)
+            if d.dim() - 1 - base < len(self._sub[i]):  # given without its sub-batch axes
+                lead = d.shape[: d.dim() - base]
+                d = d.reshape(*lead, *([1] * len(self._sub[i])), *d.shape[d.dim() - base :])
+            d = d.reshape(d.shape[0], *([1] * (nb + i_trail + 1 - d.dim())), *d.shape[1:])
+        d = d.expand(d.shape[0], *batch, *i_shape).reshape(d.shape[0], *batch, 1, -1)
+        j = block.reshape(*batch, -1, i_shape.numel())
+        out = (j.unsqueeze(0) * d.to(j.dtype)).sum(-1)
+        return out.reshape(d.shape[0], *block.shape[: nb + o_trail])
 
     def _with_sub(self, name: str, x) -> torch.Tensor:
         """A typed input's data at ``(*B, *sub, *base)``: a value given without its

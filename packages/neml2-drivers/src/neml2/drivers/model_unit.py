@@ -208,7 +208,11 @@ class ModelUnitTest(Driver):
 
         This is autograd's view of the model, independent of the typed tangents.
         Returns ``(f, datas, positions)``: ``positions`` maps f's arguments to inputs.
+        A model opened on a compiled route (``neml2.routes``) that carries the py-eager
+        model it came from as ``reference_model`` is checked against that model's
+        autograd: an AOTI graph has no autograd, and Inductor's none of second order.
         """
+        model = getattr(model, "reference_model", model)
         kinds = [(type(x), x.sub_batch_ndim) for x in xs]
         positions = [i for i, x in enumerate(xs) if x.data.is_floating_point()]
 
