@@ -18,17 +18,12 @@ import nox
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = [
-    "tests",
-    "integration",
-    "bench-tests",
-    "cpp",
-    "mpi",
-    "wheels",
-    "compat",
-    "lint",
-    "docs",
-]
+# What default CI runs (the sessions, the route matrix's models and left-out cells) is
+# decided in tools/neml2_ci_scope.py, which the docs build reads too (docs/development.md)
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+from neml2_ci_scope import CI_ROUTE_EXCLUDE, CI_ROUTE_MODELS, DEFAULT_SESSIONS  # noqa: E402
+
+nox.options.sessions = list(DEFAULT_SESSIONS)
 
 ROOT = Path(__file__).resolve().parent
 CPP = ROOT / "cpp"
@@ -124,40 +119,6 @@ def tests(session: nox.Session, package: str) -> None:
     _sync(session, "--package", package, "--all-extras")
     tests_dir = ROOT / "packages" / package / "tests"
     _pytest(session, str(tests_dir), "-q", "-m", f"not {SIBLING_MARK}", *session.posargs)
-
-
-#: the zoo models whose six-route matrix runs in the default `integration` session (every
-#: zoo model: `nox -s routes`)
-CI_ROUTE_MODELS = (
-    "elasticity",
-    "j2_isoharden",
-    "chaboche",
-    "perzyna",
-    "crystal_per_slip",
-    "taylor",
-)
-
-
-#: cells of the route matrix (ROUTE:MODEL, or ROUTE:MODEL:OP for one operation) that the
-#: default `integration` session leaves out, the compiles of many minutes cold on 2 cores:
-#: py-jit of Taylor (over ten), the AOTI artifact of Chaboche, of Taylor and of the
-#: per-slip crystal model (py-aoti, cpp-aoti and cpp-dispatch share it; the crystal one
-#: alone took 681 s of one worker in the fresh-clone run at ff5d339), and three py-jit
-#: derivatives of the py-jit sequence test (routes/test_jit_one_process.py, one worker
-#: under --dist loadscope): the crystal model's jvp and Jacobian (299 s and 348 s in the
-#: fresh-clone run at 65c105e) and Chaboche's jvp (185 s). That module took 33 of the
-#: session's 40 minutes there; it keeps every model's forward, compiled in its order (the
-#: order-dependent failure it guards against), and Chaboche's py-jit Jacobian, a
-#: derivative through the Newton loop with line search. Their py-eager and cpp-eager
-#: cells stay, and `nox -s routes` runs every cell.
-CI_ROUTE_EXCLUDE = (
-    "py-jit:taylor",
-    # '@artifact': every route that runs the model's AOTI artifact (neml2.routes)
-    *(f"@artifact:{model}" for model in ("chaboche", "taylor", "crystal_per_slip")),
-    "py-jit:crystal_per_slip:jvp",
-    "py-jit:crystal_per_slip:jacobian",
-    "py-jit:chaboche:jvp",
-)
 
 
 @nox.session

@@ -125,3 +125,29 @@ def test_conformance_cases_and_matrix_models_are_work_units_of_their_own():
     assert conftest.route_matrix_scope(cell) == "route matrix: taylor"
     other = "tests-integration/conformance/test_conformance.py::test_folder_is_there"
     assert conftest.route_matrix_scope(other) is None
+
+
+def test_the_docs_say_what_the_noxfile_runs():
+    """docs/development.md's "What default CI runs" is generated (docs/_hooks/ci_scope.py)
+    from tools/neml2_ci_scope.py, the module the noxfile takes its selection from."""
+    spec = importlib.util.spec_from_file_location("_noxfile", HERE.parent / "noxfile.py")
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
+    spec = importlib.util.spec_from_file_location(
+        "_ci_scope_hook", HERE.parent / "docs" / "_hooks" / "ci_scope.py"
+    )
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    import neml2_ci_scope as scope
+
+    assert noxfile.CI_ROUTE_MODELS is scope.CI_ROUTE_MODELS
+    assert noxfile.CI_ROUTE_EXCLUDE is scope.CI_ROUTE_EXCLUDE
+    assert noxfile.nox.options.sessions == scope.DEFAULT_SESSIONS
+    assert hook.MARKER in (HERE.parent / "docs" / "development.md").read_text()
+    text = hook.section()
+    # the rows say what the cells are: Taylor on py-jit and its artifact routes left out
+    assert "| taylor | all | — | — | — | — | all |" in text
+    assert "| elasticity | all | all | all | all | all | all |" in text
+    assert "| chaboche | all | forward, jacobian | — | — | — | all |" in text
+    for session in scope.DEFAULT_SESSIONS:
+        assert f"`{session}`" in text
