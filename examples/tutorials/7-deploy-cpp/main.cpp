@@ -3,7 +3,7 @@
 //   deploy_elasticity ARTIFACT_DIR [DEVICE]
 //
 // ARTIFACT_DIR is what
-//   neml2-compile examples/hello/input.i --model elasticity -d stress:strain -p E -o aoti
+//   uv run neml2-compile examples/hello/input.i elasticity -d stress:strain -p E -o aoti
 // writes: aoti/elasticity. DEVICE (default cpu) must be one it was compiled for.
 #include "neml2/aoti/errors.h"
 #include "neml2/aoti/model.h"

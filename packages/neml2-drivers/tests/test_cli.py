@@ -171,3 +171,52 @@ def test_neml2_warnings_print_as_the_tool_s_lines(tmp_path, capsys):
     assert "neml2-run: warning: " in err and "input 'p~1' has no source" in err
     assert "orphan.i:" in err and "_check_history_sources" not in err
     assert warnings.showwarning is shown
+
+
+MODELS = """[Models]
+  [elasticity]
+    type = LinearIsotropicElasticity
+    coefficients = '1e5 0.3'
+    coefficient_types = 'YOUNGS_MODULUS POISSONS_RATIO'
+  []
+  [rate]
+    type = SR2VariableRate
+    variable = 'strain'
+  []
+[]
+"""
+
+
+@pytest.mark.parametrize("extra", [[], ["Models/rate/variable=stress"]])
+def test_inspect_without_a_model_lists_the_models(tmp_path, capsys, extra):
+    p = tmp_path / "m.i"
+    p.write_text(MODELS)
+    with pytest.raises(SystemExit) as e:
+        inspect_main([str(p), *extra])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"neml2-inspect: error: MODEL is missing: neml2-inspect INPUT MODEL; "
+        f"[Models] in {p}: elasticity, rate"
+    )
+
+
+def test_inspect_without_a_model_says_why_there_is_no_list(tmp_path, capsys, input_file):
+    with pytest.raises(SystemExit):
+        inspect_main([str(input_file)])
+    assert f"{input_file} has no [Models] block" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        inspect_main([str(tmp_path)])
+    assert "is not a regular file (a directory)" in capsys.readouterr().err
+    broken = tmp_path / "broken.i"
+    broken.write_text("[Models]\n  [a]\n")
+    with pytest.raises(SystemExit):
+        inspect_main([str(broken)])
+    assert f"could not list the [Models] blocks of {broken}: " in capsys.readouterr().err
+
+
+def test_inspect_takes_the_model_after_an_override(tmp_path, capsys):
+    p = tmp_path / "m.i"
+    p.write_text(MODELS)
+    assert inspect_main([str(p), "Models/rate/variable=stress", "rate"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("rate: SR2VariableRate") and "stress_rate: SR2 (6,)" in out

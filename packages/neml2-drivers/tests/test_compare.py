@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from neml2.drivers._compare import compare, format_error, worst_of
+from neml2.drivers._compare import compare, compare_block, format_error, worst_of
 
 NAN, INF = math.nan, math.inf
 
@@ -92,3 +92,39 @@ def test_worst_of_ranks_nan_first_and_handles_none():
     assert worst_of([]) is None
     assert format_error(NAN) == "nan" and format_error(INF) == "inf"
     assert format_error(1.5e-3) == "1.500e-03"
+
+
+# ---------------------------------------------------------------- a derivative block, whole
+def test_block_error_is_relative_to_its_largest_entry():
+    ref = torch.tensor([[1e5, 0.0], [0.0, 1e5]], dtype=torch.float64)
+    ours = ref + torch.tensor([[1e3, 0.0], [0.0, 0.0]], dtype=torch.float64)
+    c = compare_block("dy/dx", ours, ref, 1e-5, 1e-8)
+    assert not c.ok and c.bad == 1 and c.total == 4
+    assert c.worst == pytest.approx(1e3) and c.scale == 1e5 and c.relative == pytest.approx(1e-2)
+    assert c.line().startswith("dy/dx: max |error| 1.000e+03, relative 1.000e-02 (max |J_ref|")
+    assert compare_block("dy/dx", ours, ref, 2e-2, 1e-8).ok
+
+
+def test_block_round_off_in_a_zero_entry_passes():
+    # entrywise, 1e-9 in an exact zero would fail atol 1e-12; normwise it is 1e-14 of the block
+    ref = torch.tensor([1e5, 0.0], dtype=torch.float64)
+    assert compare_block("d", ref + t(0.0, 1e-9), ref, 1e-12, 1e-12).ok
+    assert not compare("d", ref + t(0.0, 1e-9), ref, 1e-12, 1e-12).ok
+
+
+@pytest.mark.parametrize("ours, ref", [(t(NAN, 1.0), t(1.0, 1.0)), (t(1.0, 1.0), t(1.0, INF))])
+def test_block_with_a_nonfinite_entry_fails(ours, ref):
+    c = compare_block("d", ours, ref, 1e-5, 1e-8)
+    assert not c.ok and math.isnan(c.worst) and "max |error| nan" in c.line()
+
+
+def test_block_of_other_shape_or_empty_fails():
+    assert "shapes differ" in compare_block("d", t(1.0, 2.0), t(1.0), 1e-5, 1e-8).reason
+    empty = torch.zeros(0, dtype=torch.float64)
+    assert "empty" in compare_block("d", empty, empty, 1e-5, 1e-8).reason
+
+
+def test_block_error_in_a_zero_block():
+    c = compare_block("d", t(0.0, 1e-3), t(0.0, 0.0), 1e-5, 1e-8)
+    assert not c.ok and c.relative == INF
+    assert compare_block("d", t(0.0, 0.0), t(0.0, 0.0), 1e-5, 1e-8).relative == 0.0

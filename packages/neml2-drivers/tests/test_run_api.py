@@ -129,19 +129,20 @@ def test_errors_name_the_file_and_the_driver(input_file, tmp_path):
     ):
         neml2.drivers.run(input_file, "driver", ["Drivers/driver/prescribed_SR2_values=nope"])
     # one located in the file already is left as it is
+    unknown = tmp_path / "unknown.i"
+    unknown.write_text(
+        input_file.read_text().replace(
+            "prescribed_SR2_values = 'strains'",
+            "prescribed_SR2_values = 'strains'\n    prescribed_Scalar_names = 'x'\n"
+            "    prescribed_Scalar_values = 'times'",
+        )
+    )
     with pytest.raises(
         FatalError,
-        match=rf"^{input_file}:\d+:\d+: .*prescribed variable\(s\) "
-        "x are not inputs",
+        match=rf"^{unknown}:\d+:\d+: prescribed_Scalar_names: unknown variable 'x': "
+        "not an input of model 'elasticity'",
     ):
-        neml2.drivers.run(
-            input_file,
-            "driver",
-            [
-                "Drivers/driver/prescribed_Scalar_names=x",
-                "Drivers/driver/prescribed_Scalar_values=times",
-            ],
-        )
+        neml2.drivers.run(unknown, "driver")
 
 
 def test_convergence_error_names_the_file_driver_and_step(input_file, monkeypatch):

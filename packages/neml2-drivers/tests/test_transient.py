@@ -93,7 +93,17 @@ def test_cli_summary_plot_and_inspect(input_file, tmp_path, capsys):
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("Drivers/driver/prescribed_SR2_names=E", "input(s) strain are neither prescribed"),
+        (
+            "Drivers/driver/prescribed_SR2_names=E",
+            "prescribed_SR2_names: unknown variable 'E': not an input of model 'model'",
+        ),
+        (
+            "Drivers/driver/prescribed_SR2_names=strains",
+            "unknown variable 'strains': not an input of model 'model' (did you mean "
+            "'strain', 'strain~1'?); its inputs: strain, strain~1, t, t~1",
+        ),
+        # a missing input, the prescribed names being right: named as missing
+        ("Drivers/driver/prescribed_SR2_names=t~1", "input(s) strain are neither prescribed"),
         ("Drivers/driver/prescribed_SR2_values=nope", "'nope' is not a [Tensors] name"),
         (
             "Tensors/times/expr='Scalar(torch.zeros(3, 2))'",
@@ -213,3 +223,19 @@ def test_batch_shapes_that_broadcast_give_the_points(tmp_path, capsys):
     broadcast batch's points, not the time's."""
     assert run_main([str(_batched(tmp_path, 1, 2)), "driver"]) == 0
     assert "TransientDriver 'driver': 4 steps x 2 points" in capsys.readouterr().out
+
+
+def test_a_misspelled_prescribed_name_is_named_at_its_option(input_file, capsys):
+    """The option's own line, the unknown name and the closest input: not the input it
+    left without a value (which would name the right spelling as the problem)."""
+    text = input_file.read_text().replace(
+        "prescribed_SR2_names = 'strain'", "prescribed_SR2_names = 'strian'"
+    )
+    input_file.write_text(text)
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if "'strian'" in s)
+    with pytest.raises(FatalError) as e:
+        load_input(input_file).object("Drivers", "driver").run()
+    msg = str(e.value)
+    assert msg.startswith(f"{input_file}:{line}:")
+    assert "prescribed_SR2_names: unknown variable 'strian'" in msg
+    assert "(did you mean 'strain'" in msg and "neither prescribed" not in msg

@@ -85,7 +85,11 @@ def test_overrides_of_existing_parameters_and_new_options_of_object_blocks():
         ("Solvers/type=Newton", "(did you mean 'Solvers/newton/type'?)"),
         ("E=2", "no parameter 'E' at the top level (did you mean 'Models/el/E'?)"),
         ("tpo=2", "no parameter 'tpo' at the top level (did you mean 'top'?)"),
-        ("nothing_like_it=2", "no parameter 'nothing_like_it' at the top level; write"),
+        (
+            "nothing_like_it=2",
+            "no parameter 'nothing_like_it' at the top level, and no ${nothing_like_it} of "
+            "the input reads one; write",
+        ),
         ("Models/el=2", "'Models/el' is a block, not a parameter"),
         ("Models=2", "'Models' is a block, not a parameter"),
         ("Models/plastic=2", "'Models/plastic' is a block, not a parameter"),
@@ -100,6 +104,52 @@ def test_an_override_that_would_miss_is_an_error(override, fragment):
     assert f"override '{override.split('=')[0]}'" in err.reason
     if "is a block" not in fragment:
         assert f"write '+{override.split('=')[0]}=...' to create it" in err.reason
+
+
+READS = """\
+nsteps = 5
+[Tensors]
+  [x]
+    n = ${nbatch}
+    m = '${fparse 2 * nbatch + sqrt(scale)}'
+    k = ${replace label}
+    s = ${raw a b}
+  []
+[]
+"""
+
+
+def test_a_bare_top_level_override_defines_a_name_the_input_reads():
+    """The reference's habit `nbatch=10`: without '+' when a ${nbatch} of the file reads
+    it (the file leaves its value to the command line), in ${name}, ${replace name}
+    and ${fparse ...}."""
+    root = hit.parse(READS, "r.i", overrides=["nbatch=10", "scale=4", "label=q", "nsteps=7"])
+    assert root.param("Tensors/x/n").raw == "10"
+    assert root.param("Tensors/x/m").raw == "22"
+    assert root.param("Tensors/x/k").raw == "q"
+    assert root.param("nbatch").raw == "10" and root.param("nsteps").raw == "7"
+    assert str(root.param("nbatch").location) == "<command line>:1:1"
+
+
+@pytest.mark.parametrize(
+    ("override", "fragment"),
+    [
+        # a near miss of a name the input reads: suggested, not created
+        ("nbatc=10", "no parameter 'nbatc' at the top level (did you mean 'nbatch'?)"),
+        # fparse's functions and constants, and ${raw ...} arguments, are not parameters
+        ("sqrt=2", "no parameter 'sqrt' at the top level"),
+        ("pi=3", "no parameter 'pi' at the top level"),
+        ("a=1", "no parameter 'a' at the top level"),
+    ],
+)
+def test_a_bare_top_level_override_the_input_does_not_read_is_an_error(override, fragment):
+    with pytest.raises(HitOverrideError) as info:
+        hit.parse(READS, "r.i", overrides=["nbatch=1", "scale=1", "label=q", override])
+    name = override.split("=")[0]
+    assert fragment in info.value.reason, info.value.reason
+    assert f"no ${{{name}}} of the input reads one; write '+{name}=...' to create it" in (
+        info.value.reason
+    )
 
 
 def test_plus_creates_blocks_and_parameters():

@@ -158,7 +158,8 @@ exit status:
 OVERRIDES_HELP = (
     "HIT overrides PATH=VALUE, e.g. Models/elasticity/E=2e5 or "
     "\"Models/elasticity/coefficients='2e5 0.3'\". PATH must name an existing block; a new "
-    "parameter may join a block that already has parameters (its schema checks the name). "
+    "parameter may join a block that already has parameters (its schema checks the name), "
+    "and a top-level NAME=VALUE may define a name the file reads as ${NAME}. "
     "A misspelled path is an error that suggests the closest one; '+PATH=VALUE' creates "
     "missing blocks and parameters on purpose"
 )
@@ -247,6 +248,41 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     )
 
 
+def _block_name_or_list(
+    p: argparse.ArgumentParser, a: argparse.Namespace, dest: str, metavar: str, section: str
+) -> str:
+    """The block name argument *dest*: the one word after INPUT without '=' (the others
+    are overrides, before or after it). Without one, a usage error (exit 2) that lists
+    the ``[section]`` blocks of INPUT, so ``neml2-inspect model.i`` answers with the
+    models it could inspect."""
+    name = getattr(a, dest)
+    if name is not None and "=" in name:  # an override came first
+        plain = [i for i, w in enumerate(a.overrides) if "=" not in w]
+        a.overrides.insert(0, name)
+        name = a.overrides.pop(plain[0] + 1) if plain else None
+    if name is None:
+        p.error(f"{metavar} is missing: {p.prog} INPUT {metavar}; {_blocks_of(a, section)}")
+    return name
+
+
+def _blocks_of(a: argparse.Namespace, section: str) -> str:
+    """``"[Models] in PATH: a, b"`` for INPUT with its overrides, or why there is no list."""
+    from neml2 import hit
+
+    problem = input_problem(a.input, "INPUT")
+    if problem is not None:
+        return problem
+    try:
+        root = hit.parse_file(a.input, overrides=a.overrides).merged()
+    except (hit.HitError, OSError) as e:
+        return f"could not list the [{section}] blocks of {a.input}: {e}"
+    node = root.find(section)
+    names = [c.name for c in node.children()] if node is not None else []
+    if not names:
+        return f"{a.input} has no [{section}] block"
+    return f"[{section}] in {a.input}: {', '.join(names)}"
+
+
 def _transient_of(ctx, driver):
     """The TransientDriver whose result *driver* produces (itself, or the one its
     ``driver`` option names); else None."""
@@ -299,10 +335,11 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
     """``neml2-inspect INPUT MODEL``: print a model's inputs, outputs, parameters and buffers."""
     p = _parser("neml2-inspect", "Print the variables, parameters and buffers of a model.")
     p.add_argument("input", help="HIT input file")
-    p.add_argument("model", help="name of a block under [Models]")
+    p.add_argument("model", nargs="?", help="name of a block under [Models] (without it: the list)")
     p.add_argument("overrides", nargs="*", default=[], help=OVERRIDES_HELP)
     p.add_argument("--allow-python-code", action="store_true", help=ALLOW_PYTHON_CODE_HELP)
     a = p.parse_intermixed_args(argv)  # overrides may follow options
+    a.model = _block_name_or_list(p, a, "model", "MODEL", "Models")
     _allow_python_code_if_asked(a)
 
     def body() -> int:

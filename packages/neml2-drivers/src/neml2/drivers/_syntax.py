@@ -202,7 +202,7 @@ def _select(patterns: Sequence[str], known: list[str]) -> tuple[list[str], list[
 
 
 def _unknown_message(name: str, known: list[str]) -> str:
-    from neml2.models._input_file import suggest
+    from neml2.models import suggest
     from neml2.models._spellings import former_type_hint
 
     hint = former_type_hint(name, known) or suggest(name, known)

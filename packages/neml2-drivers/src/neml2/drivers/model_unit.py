@@ -7,12 +7,19 @@ unit-test inputs: ``input_<Type>_names/_values`` and
 
 Checks, in order:
 
-1. the outputs match the expected values;
-2. every first derivative: the model's own forward-mode tangents (the ``v=``
-   path), one seed per input along a random direction, against reverse-mode
-   autograd of the plain forward (an independent oracle);
-3. optionally (``check_second_derivatives``) the ``v2=`` tangents against the
-   oracle's derivative of its own JVP.
+1. the outputs match the expected values, entry by entry
+   (``|ours - expected| <= value_abs_tol + value_rel_tol * |expected|``);
+2. every first-derivative block ``J[out][in]``, whole: the model's own
+   forward-mode tangents (the ``v=`` path) seeded with one unit vector per
+   component of the input (its base and sub-batch entries, the same at every batch
+   point), against autograd of the plain forward with the same seeds (an
+   independent oracle, not finite differences). A block passes when
+   ``max |J - J_ref| <= derivative_abs_tol + derivative_rel_tol * max |J_ref|``;
+   its line reports ``max |J - J_ref|`` and that error relative to
+   ``max |J_ref|``;
+3. optionally (``check_second_derivatives``) the ``v2=`` tangents along one random
+   direction shared by all inputs against the oracle's derivative of its own JVP
+   along it (entry by entry, as the values).
 """
 
 from __future__ import annotations
@@ -21,9 +28,9 @@ from typing import Any
 
 import torch
 
-from neml2.drivers._compare import Comparison, compare, format_error, worst_of
+from neml2.drivers._compare import Comparison, compare, compare_block, format_error, worst_of
 from neml2.drivers._driver import Driver, pair_fields
-from neml2.models import register
+from neml2.models import register, suggest
 from neml2.models._schema import option
 from neml2.tensors import (
     MRP,
@@ -72,7 +79,7 @@ class ModelUnitTest(Driver):
         option("check_values", bool, True, doc="compare the outputs"),
         option("check_derivatives", bool, True, doc="check every first derivative"),
         option("check_second_derivatives", bool, False, doc="check second derivatives too"),
-        option("seed", int, 0, doc="seed of the random derivative directions"),
+        option("seed", int, 0, doc="seed of the random direction of the second-derivative check"),
         option("verbose", bool, False, doc="print each comparison"),
     )
 
@@ -123,6 +130,14 @@ class ModelUnitTest(Driver):
         model = self.ctx.top_model(self.opts["model"], self._locations.get("model"))
         inputs = self._values("input")
         expected = self._values("output")
+        # a misspelled name first: it would otherwise be reported as the input it missed
+        extra = [n for n in inputs if n not in model.input_spec]
+        if extra:
+            raise self.error(
+                f"input(s) {', '.join(extra)} are not inputs of model '{self.opts['model']}'"
+                f"{suggest(extra[0], model.input_spec)} (its inputs: "
+                f"{', '.join(model.input_spec)})"
+            )
         missing = [n for n in model.input_spec if n not in inputs]
         if missing:
             origins = "".join(self.ctx.free_input_origin(n) for n in missing)
@@ -130,17 +145,12 @@ class ModelUnitTest(Driver):
                 f"model '{self.opts['model']}' needs input(s) {', '.join(missing)} that the "
                 f"test does not give (given: {', '.join(inputs) or 'none'}){origins}",
             )
-        extra = [n for n in inputs if n not in model.input_spec]
-        if extra:
-            raise self.error(
-                f"input(s) {', '.join(extra)} are not inputs of model '{self.opts['model']}' "
-                f"(its inputs: {', '.join(model.input_spec)})"
-            )
         unknown = [n for n in expected if n not in model.output_spec]
         if unknown:
             raise self.error(
                 f"output(s) {', '.join(unknown)} are not outputs of model "
-                f"'{self.opts['model']}' (its outputs: {', '.join(model.output_spec)})"
+                f"'{self.opts['model']}'{suggest(unknown[0], model.output_spec)} (its outputs: "
+                f"{', '.join(model.output_spec)})"
             )
         xs = [inputs[n] for n in model.input_spec]
         if self.opts["check_values"] and not expected:
@@ -226,30 +236,44 @@ class ModelUnitTest(Driver):
         return f, tuple(xs[i].data for i in positions), positions
 
     def _check_first(self, model, xs) -> None:
-        dirs = self._directions(xs)
+        """Each block ``J[out][in]``, seeded with the unit vectors of the input's
+        components, against autograd's with the same seeds (:func:`compare_block`)."""
         names = list(model.input_spec)
+        seeds = {n: _unit_seeds(x) for n, x in zip(names, xs, strict=True)}
         v = {
-            n: {n: type(x)(d.unsqueeze(0), x.sub_batch_ndim)}
-            for n, x, d in zip(names, xs, dirs, strict=True)
-            if d is not None
+            n: {n: type(x)(seeds[n], x.sub_batch_ndim)}
+            for n, x in zip(names, xs, strict=True)
+            if seeds[n] is not None
         }
         _, v_out = _split(model(*xs, v=v))
         f, datas, positions = self._oracle(model, xs)
         for k, i in enumerate(positions):
             n = names[i]
-            tangent = tuple(dirs[i] if j == k else torch.zeros_like(d) for j, d in enumerate(datas))
-            _, ref = torch.autograd.functional.jvp(f, datas, tangent)
-            for o_name, r in zip(model.output_spec, ref, strict=True):
-                got = v_out[o_name].get(n)
-                g = got.data[0] if got is not None else torch.zeros_like(r)
-                self._compare(
-                    f"d{o_name}/d{n}",
-                    g,
-                    r,
-                    self.opts["derivative_rel_tol"],
-                    self.opts["derivative_abs_tol"],
-                    oracle=True,
+            columns = []  # per seed: J[out][in] applied to it, for every output
+            for seed in seeds[n]:
+                tangent = tuple(
+                    seed if j == k else torch.zeros_like(d) for j, d in enumerate(datas)
                 )
+                columns.append(torch.autograd.functional.jvp(f, datas, tangent)[1])
+            for o, o_name in enumerate(model.output_spec):
+                ref = torch.stack([c[o] for c in columns])
+                got = v_out[o_name].get(n)
+                g = got.data if got is not None else torch.zeros_like(ref)
+                if g.shape != ref.shape:
+                    try:  # a tangent held at a broadcastable shape
+                        g = g.expand_as(ref)
+                    except RuntimeError:
+                        pass  # compare_block names the two shapes
+                self._compare_block(f"d{o_name}/d{n}", g, ref)
+
+    def _compare_block(self, what: str, got: torch.Tensor, want: torch.Tensor) -> None:
+        c = compare_block(
+            what, got, want, self.opts["derivative_rel_tol"], self.opts["derivative_abs_tol"]
+        )
+        self.report.append(c.line())
+        self.results.append(c)
+        if not c.ok:
+            self.failures.append(c.line())
 
     def _check_second(self, model, xs) -> None:
         dirs = self._directions(xs)
@@ -279,6 +303,21 @@ class ModelUnitTest(Driver):
                 self.opts["derivative_abs_tol"],
                 oracle=True,
             )
+
+
+def _unit_seeds(x: TensorWrapper) -> torch.Tensor | None:
+    """The unit seeds of *x*'s components: ``(K, *x.shape)``, K = the number of entries
+    of one batch point (sub-batch and base axes), seed k being 1 at entry k of every
+    batch point; None for a non-floating input (no derivative)."""
+    if not x.data.is_floating_point():
+        return None
+    inner = x.data.shape[x.dynamic_ndim :]
+    count = 1
+    for size in inner:
+        count *= size
+    eye = torch.eye(count, dtype=x.data.dtype, device=x.data.device).reshape(count, *inner)
+    lead = (1,) * x.dynamic_ndim
+    return eye.reshape(count, *lead, *inner).expand(count, *x.data.shape).contiguous()
 
 
 def _split(result: tuple) -> tuple[tuple, dict]:

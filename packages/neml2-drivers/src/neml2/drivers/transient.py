@@ -41,7 +41,7 @@ import torch
 from neml2.drivers._driver import Driver, pair_fields
 from neml2.drivers._output import check_target, save_atomically
 from neml2.drivers.results import TransientResult, stacked_path
-from neml2.models import register
+from neml2.models import register, suggest
 from neml2.models._naming import history_of
 from neml2.models._schema import option
 from neml2.tensors import (
@@ -380,6 +380,19 @@ class TransientDriver(Driver):
             raise self.error(str(e)) from None
 
     def _check_inputs(self, model, forces, ics, tname) -> None:
+        """Every prescribed name is an input of the model, and every input of the model
+        is prescribed, the time or history; a misspelled prescribed name is reported as
+        such, with the closest inputs, before the inputs it left without a value."""
+        for typ in TYPES:
+            opt = f"prescribed_{typ}_names"
+            for n in self.opts[opt]:
+                if n not in model.input_spec:
+                    raise self.error(
+                        f"{opt}: unknown variable '{n}': not an input of model "
+                        f"'{self.opts['model']}'{suggest(n, model.input_spec)}; its inputs: "
+                        f"{', '.join(model.input_spec)}",
+                        opt,
+                    )
         bad = []
         for n in model.input_spec:
             if n == tname or n in forces or history_of(n) is not None:
@@ -392,12 +405,6 @@ class TransientDriver(Driver):
                 f"(prescribed_<Type>_names), the time '{tname}', nor history (name~1){origins}"
             )
         self._check_history_sources(model, forces, ics, tname)
-        unused = [n for n in forces if n not in model.input_spec]
-        if unused:
-            raise self.error(
-                f"prescribed variable(s) {', '.join(unused)} are not inputs of model "
-                f"'{self.opts['model']}' (its inputs: {', '.join(model.input_spec)})"
-            )
 
     def _check_history_sources(self, model, forces, ics, tname) -> None:
         """Warn about a history input ``x~m`` that is zero at every step: ``x`` is not

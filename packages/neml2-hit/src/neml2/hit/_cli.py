@@ -52,7 +52,8 @@ def _build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="PATH=VALUE",
         help="apply a command-line override before checking (repeatable). PATH must name an "
-        "existing block (a new parameter may join a block that has parameters); "
+        "existing block (a new parameter may join a block that has parameters; a top-level "
+        "NAME=VALUE may define a name the file reads as ${NAME}); "
         "'+PATH=VALUE' creates missing blocks and parameters",
     )
     fmt = sub.add_parser("fmt", help="rewrite files in the canonical layout")

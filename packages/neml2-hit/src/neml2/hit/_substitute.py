@@ -184,18 +184,59 @@ def _prefixes(path: str) -> Iterable[str]:
     return ("/".join(parts[:k]) for k in range(1, len(parts) + 1))
 
 
+def _brace_names(brace: Brace) -> set[str]:
+    """The parameter names a ``${...}`` expression reads: ``${name}``, ``${replace
+    name}``, and the names of an ``${fparse ...}`` other than its functions and
+    constants; a name built by a nested brace is not known before substitution."""
+    if not all(isinstance(seg, str) for seg in brace.segments):
+        return set()
+    content = "".join(brace.segments).strip()  # type: ignore[arg-type]
+    cmd, _, rest = content.partition(" ")
+    rest = rest.strip()
+    if not rest:
+        return set() if cmd in ("fparse", "raw", "env", "replace", "units") else {cmd}
+    if cmd == "replace":
+        return {rest}
+    if cmd != "fparse":
+        return set()
+    try:
+        tree = ast.parse(rest.replace("^", "**"), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return {
+        n.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Name) and id(n) not in calls and n.id not in _CONSTANTS
+    }
+
+
+def _read_names(root: Node) -> set[str]:
+    """Every name the ``${...}`` expressions of the input read (:func:`_brace_names`)."""
+    names: set[str] = set()
+    todo = [seg for p in iter_params(root) for seg in p._value.segments]
+    while todo:
+        seg = todo.pop()
+        if isinstance(seg, Brace):
+            names |= _brace_names(seg)
+            todo.extend(seg.segments)
+    return names
+
+
 class _Targets:
     """What a command-line override may name without ``+``: the input's blocks and parameters.
 
     ``blocks`` holds every block path (those written as ``[a/b]`` or implied by a
     parameter path ``a/b/x`` included); ``holders`` the blocks that hold at least
-    one parameter (``""``: the top level).
+    one parameter (``""``: the top level); ``read`` the names the input's ``${...}``
+    expressions read, which a top-level override may define without ``+``.
     """
 
     def __init__(self, root: Node, index: dict[str, Param]) -> None:
         self.index = index
         self.blocks: set[str] = set()
         self.holders: set[str] = set()
+        self.read = _read_names(root)
         for node in root.walk():
             if node.name:
                 self.blocks.update(_prefixes(node.fullpath))
@@ -262,19 +303,25 @@ class _Targets:
 
         *path* is not a parameter of the input; it may still join an existing
         block that already holds parameters (an object block, whose schema
-        checks option names), but it may not name a block, a missing block, the
-        top level or a block that holds only blocks (a container such as
-        ``[Models]``: a parameter there is read by nothing).
+        checks option names), or be a top-level parameter that a ``${name}`` of
+        the input reads (``nbatch=10`` for a file that writes ``${nbatch}`` and
+        leaves its value to the command line); but it may not name a block, a
+        missing block, another top-level name or a block that holds only blocks
+        (a container such as ``[Models]``: a parameter there is read by nothing).
         """
         section, _, name = path.rpartition("/")
         hint = f"; write '+{path}=...' to create it"
         if path in self.blocks:
             raise HitOverrideError(at, f"override '{path}': '{path}' is a block, not a parameter")
         if not section:
+            if name in self.read:
+                return
+            close = get_close_matches(name, sorted(self.read), n=1, cutoff=0.6)
+            guess = f" (did you mean '{close[0]}'?)" if close else self.suggest(path)
             raise HitOverrideError(
                 at,
-                f"override '{path}': no parameter '{name}' at the top level"
-                f"{self.suggest(path)}{hint}",
+                f"override '{path}': no parameter '{name}' at the top level{guess}, and no "
+                f"${{{name}}} of the input reads one{hint}",
             )
         if section not in self.blocks:
             missing = next(p for p in _prefixes(section) if p not in self.blocks)
@@ -296,11 +343,12 @@ def apply_overrides(root: Node, index: dict[str, Param], overrides: Sequence[str
     and ``:=`` behave alike.
 
     An override may not silently miss: its path must name a parameter of the
-    input, or a new parameter of a block that already holds parameters;
-    anything else (a missing block, the top level, a block of blocks, a block
-    itself) is a :class:`HitOverrideError` that suggests the closest existing
-    parameter. A leading ``+`` (``+Models/new/type=Foo``) creates whatever is
-    missing, sections included; the ``+`` is not part of the path.
+    input, a new parameter of a block that already holds parameters, or a new
+    top-level parameter that a ``${...}`` of the input reads; anything else (a
+    missing block, another top-level name, a block of blocks, a block itself) is a
+    :class:`HitOverrideError` that suggests the closest existing parameter. A
+    leading ``+`` (``+Models/new/type=Foo``) creates whatever is missing, sections
+    included; the ``+`` is not part of the path.
 
     Locations of overridden parameters become ``<command line>:N:COL`` (N: the
     1-based position of the override, COL: the column of its path).

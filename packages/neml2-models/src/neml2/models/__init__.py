@@ -17,6 +17,7 @@ from neml2.models import predictors as _predictors  # noqa: F401
 from neml2.models import python_tensors as _python_tensors  # noqa: F401
 from neml2.models import solid_mechanics as _solid_mechanics  # noqa: F401
 from neml2.models._composed import ComposedModel
+from neml2.models._expression_check import suggest
 from neml2.models._factory import load_input, load_model, load_nonlinear_system, load_string
 from neml2.models._history import with_zero_history
 from neml2.models._input_file import InputFile
@@ -66,5 +67,6 @@ __all__ = [
     "register",
     "register_neml2_object",
     "registered_types",
+    "suggest",
     "with_zero_history",
 ]
