@@ -249,7 +249,9 @@ def test_settings(tmp_path):
     assert ctx.example_batch_shape("rho") == ((2,), (12,))
     assert ctx.example_batch_shape("e") == ((3,), ())
     assert ctx.example_batch_shape("other") is None
-    with pytest.raises(FatalError, match=r":5:\d+: expected '\(dynamic...; sub...\)'"):
+    with pytest.raises(
+        FatalError, match=r":5:\d+: expected '\(batch...; sub...\)' such as '\(N; 12\)'"
+    ):
         ctx.example_batch_shape("bad")
     p = _write(tmp_path, "[Settings]\n  default_dtype = float32\n[]\n")
     with pytest.raises(FatalError, match=r":2:\d+: unknown setting 'default_dtype'"):
@@ -271,11 +273,47 @@ def test_settings_uniform_example_batch_shape(tmp_path):
     )
     with pytest.raises(FatalError, match=r":2:\d+: .*both .* mutually exclusive"):
         load_input(_write(tmp_path, both))
-    with pytest.raises(FatalError, match=r":2:\d+: expected '\(dynamic...; sub...\)', got '2'"):
+    with pytest.raises(
+        FatalError, match=r":2:\d+: expected '\(batch...; sub...\)' such as '\(N; 12\)'.*, got '2'"
+    ):
         load_input(_write(tmp_path, "[Settings]\n  example_batch_shape = '2'\n[]\n"))
     typo = "[Settings]\n  example_batch_shap = '(2,)'\n[]\n"
     with pytest.raises(FatalError, match="did you mean 'example_batch_shape'"):
         load_input(_write(tmp_path, typo))
+
+
+def test_settings_n_is_the_dynamic_batch(tmp_path):
+    """'(N; 12)', as docs/aoti.md writes it: N is the batch, of any size (ANY_SIZE), the
+    number after the ';' the sub-batch shape; a bad size's message shows that form."""
+    from neml2.models import load_input
+    from neml2.models._input_file import ANY_SIZE
+
+    assert ANY_SIZE == -1
+    block = "[Settings]\n  [example_batch_shape]\n    rho = '{}'\n  []\n[]\n"
+    for spec, shapes in [
+        ("(N; 12)", ((ANY_SIZE,), (12,))),
+        ("(N;12)", ((ANY_SIZE,), (12,))),
+        ("(N, 2; 3, 4)", ((ANY_SIZE, 2), (3, 4))),
+        ("(N)", ((ANY_SIZE,), ())),
+        ("(1000; 12)", ((1000,), (12,))),
+    ]:
+        assert load_input(_write(tmp_path, block.format(spec))).example_batch_shape("rho") == shapes
+    uniform = load_input(_write(tmp_path, "[Settings]\n  example_batch_shape = '(N; 5)'\n[]\n"))
+    assert uniform.example_batch_shape("anything") == ((ANY_SIZE,), (5,))
+    ctx = load_input(
+        _write(tmp_path, "[Settings]\n[]\n"), ["+Settings/example_batch_shape/rho='(N; 12)'"]
+    )
+    assert ctx.example_batch_shape("rho") == ((ANY_SIZE,), (12,))
+    form = r"the form is '\(N; 12\)': before the ';' the batch \(N: any size, or whole numbers\)"
+    for spec, where in [
+        ("(N; N)", "'N' after the ';' \\(the sub-batch\\) of '\\(N; N\\)'"),
+        ("(n; 12)", "'n' in the batch of '\\(n; 12\\)'"),
+        ("(2.5; 3)", "'2.5' in the batch"),
+        ("(-1; 3)", "'-1' in the batch"),
+    ]:
+        ctx = load_input(_write(tmp_path, block.format(spec)))
+        with pytest.raises(FatalError, match=rf":3:\d+: {where}.* is not a size; {form}"):
+            ctx.example_batch_shape("rho")
 
 
 @register("_TestRate")

@@ -14,6 +14,7 @@ Every failure is a :class:`neml2.tensors.FatalError` naming the file or variable
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Mapping
 from difflib import get_close_matches
 from pathlib import Path
@@ -160,8 +161,10 @@ class Model:
     Tensors are keyed by variable name. An input is ``(*B, *in_sub, *in_base)``
     (batch shape, the variable's fixed sub-batch shape, often ``()``, and its
     base shape, e.g. ``(6,)`` for an SR2); the inputs' batch shapes broadcast
-    to one ``B``. Every input must be given, of the target's dtype and device.
-    ``model(inputs)`` is :meth:`forward`.
+    to one ``B``. Every input must be given, of the target's dtype and device; a
+    Python number (``t=1.0``) is a 0-d tensor of the target's dtype and device,
+    broadcast like any other input (a Scalar at every point). ``model(inputs)`` is
+    :meth:`forward`.
 
     Attributes:
         path: the artifact directory (``pathlib.Path``).
@@ -328,7 +331,8 @@ class Model:
 
     # ------------------------------------------------------------------ calls
     def _check(self, inputs: Mapping[str, Any], what: str = "input") -> dict[str, torch.Tensor]:
-        """Python-side checks with friendlier messages; the C++ runtime checks the rest."""
+        """Python-side checks with friendlier messages; the C++ runtime checks the rest.
+        A Python number becomes a 0-d tensor of the target's dtype and device."""
         if not isinstance(inputs, Mapping):
             raise FatalError(f"{what}s must be a dict of name -> tensor, got {type(inputs)}")
         unknown = [n for n in inputs if n not in self._in_base]
@@ -340,9 +344,12 @@ class Model:
                 f"{label} '{unknown[0]}'{hint}; the model's inputs are: "
                 f"{', '.join(self.input_names)}"
             )
+        inputs = {n: self._number_as_tensor(x) for n, x in inputs.items()}
         for n, x in inputs.items():
             if not isinstance(x, torch.Tensor):
-                raise FatalError(f"{what} '{n}' is a {type(x).__name__}, not a torch.Tensor")
+                raise FatalError(
+                    f"{what} '{n}' is a {type(x).__name__}, not a torch.Tensor or a number"
+                )
             if x.dtype != self._dtype:
                 raise FatalError(
                     f"{what} '{n}' has dtype {x.dtype} but the model was compiled for "
@@ -360,21 +367,41 @@ class Model:
                 if x.dim() >= len(tail) and tuple(x.shape[x.dim() - len(tail) :]) == tail:
                     batches[f"input '{n}'"] = x.shape[: x.dim() - len(tail)]
             broadcast_batch_shapes(batches)
-        return dict(inputs)
+        return inputs
+
+    def _number_as_tensor(self, x: Any) -> Any:
+        """*x* as a 0-d tensor of the target's dtype and device when it is a Python (or
+        numpy) real number, not a bool; else *x* itself."""
+        if isinstance(x, numbers.Real) and not isinstance(x, bool | torch.Tensor):
+            return torch.tensor(float(x), dtype=self._dtype, device=self._device)
+        return x
 
     def _call(self, fn, *args: Mapping[str, Any]):
         """``fn(*args)`` in C++ straight away (it validates names, shapes, dtype and device
         itself: the Python checks cost more than a small batch's whole evaluation); on a
-        failure the Python checks run to give their friendlier message where they have one."""
+        failure the Python checks run to give their friendlier message where they have one.
+
+        Python numbers among the values are converted (:meth:`_number_as_tensor`) and the
+        call made again, as is a Mapping that is not a dict. A refusal is one line: the
+        checks run outside the ``except`` clause, so their error does not carry the C++
+        binding's (which prints every argument, tensors in full) as its context.
+        """
         try:
             return fn(*args)
-        except (FatalError, TypeError):
-            # the checks raise their own message (with suggestions) where they see the
-            # problem; a Mapping that is not a dict is retried as one; else C++'s stands
-            checked = [self._check(a, "tangent" if i else "input") for i, a in enumerate(args)]
-            if any(type(a) is not dict for a in args):
-                return fn(*checked)
-            raise
+        except (FatalError, TypeError) as e:
+            failure = e
+        # the checks raise their own message (with suggestions) where they see the problem
+        checked = [self._check(a, "tangent" if i else "input") for i, a in enumerate(args)]
+        converted = any(
+            type(a) is not dict or any(c[n] is not a[n] for n in a)
+            for a, c in zip(args, checked, strict=True)
+        )
+        if converted:
+            return fn(*checked)
+        if isinstance(failure, TypeError):  # the binding's "incompatible function arguments"
+            first = str(failure).strip().splitlines()[0]
+            raise FatalError(f"{first} (expected dicts of name -> torch.Tensor)") from None
+        raise failure
 
     def forward(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         """Evaluate the model.

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from neml2.models._model import Model, _as_tuple, direct_calls, has_hooks
+from neml2.models._model import Model, _as_tuple, attribute_name, direct_calls, has_hooks
 from neml2.models._registry import register
 from neml2.models._schema import Schema, model_ref, option
 
@@ -73,10 +73,10 @@ class ComposedModel(Model):
                 continue
             seen.add(id(c))
             unique.append(c)
-            base = c.hit_name if c.hit_name and c.hit_name.isidentifier() else f"model{i}"
+            base = attribute_name(c.hit_name) or f"model{i}"  # [yield] -> yield_
             name = base
             k = 1
-            while name in names or hasattr(type(self), name):
+            while name in names or _has_attribute(self, name):
                 name = f"{base}_{k}"
                 k += 1
             self.add_module(name, c)
@@ -247,6 +247,16 @@ def _find_cycle(deps: dict[int, set[int]]) -> list[int]:
 
 
 __all__ = ["ComposedModel", "with_providers"]
+
+
+def _has_attribute(model: Model, name: str) -> bool:
+    """Whether *model* has an attribute *name* already (a method, an option store such as
+    ``opts``, a sub-model): ``add_module`` refuses such a name; a property that fails
+    counts as taken."""
+    try:
+        return hasattr(model, name)
+    except Exception:
+        return True
 
 
 def _claims_rank(providers: list[Model], variable: str) -> bool:

@@ -56,6 +56,15 @@ def _one_edit(a: str, b: str) -> bool:
     return a[i + 1 :] == b[i + 1 :] or (swapped and a[i + 2 :] == b[i + 2 :])
 
 
+#: A size written ``N`` in ``[Settings]/example_batch_shape`` (``'(N; 12)'``): the
+#: dynamic batch, of any size (:meth:`InputFile.example_batch_shape` returns it as -1).
+ANY_SIZE = -1
+#: how an ``example_batch_shape`` error shows the accepted form
+_FORM = (
+    "'(N; 12)': before the ';' the batch (N: any size, or whole numbers), after it the "
+    "sub-batch shape (whole numbers; no ';': none)"
+)
+
 #: NEML2 v2's ``[Settings]`` options, none of which v3 or neml2 reads, and what replaces each.
 _V2_SETTINGS = {
     "default_floating_point_type": (
@@ -208,20 +217,25 @@ class InputFile:
 
         The setting is ``[Settings]/example_batch_shape/<variable> = '(dyn...; sub...)'``,
         or the uniform ``[Settings]/example_batch_shape = '(...)'``, the same for every
-        variable.
+        variable. Sizes are whole numbers, separated by spaces or commas; before the
+        ``;`` (the batch) a size may be ``N``, the dynamic batch of any size:
+        ``'(N; 12)'`` is a batch of any size with 12 sub-batch entries (slip systems) per
+        point, ``'(1000; 12)'`` the same with 1000 points as the example.
 
         Args:
             variable: The variable name.
 
         Returns:
             ``(dynamic_shape, sub_batch_shape)``: the shape a driver gives a value it has
-                to invent (a zero-filled history input), and a trace hint for
-                ``neml2-compile``; the sub-batch shape is ``()`` when the spec has no ``;``.
-                ``None`` when the variable is not listed.
+                to invent (a zero-filled history input; :data:`ANY_SIZE`, -1, for an
+                ``N``), and a trace hint for ``neml2-compile``; the sub-batch shape is
+                ``()`` when the spec has no ``;``. ``None`` when the variable is not
+                listed.
 
         Raises:
-            FatalError: If the spec is not ``(...)``, has more than one ``;`` or sizes
-                that are not integers.
+            FatalError: If the spec is not ``(...)``, has more than one ``;``, or a size
+                that is neither a whole number nor (before the ``;``) ``N``; the message
+                shows the accepted form.
         """
         settings = self.root.find("Settings")
         uniform = settings.param("example_batch_shape") if settings is not None else None
@@ -234,14 +248,27 @@ class InputFile:
             return None
         text = p.as_str().strip()
         if not (text.startswith("(") and text.endswith(")")):
-            raise FatalError(f"{p.location}: expected '(dynamic...; sub...)', got '{text}'")
+            raise FatalError(
+                f"{p.location}: expected '(batch...; sub...)' such as {_FORM}, got '{text}'"
+            )
         parts = text[1:-1].split(";")
         if len(parts) > 2:
             raise FatalError(f"{p.location}: at most one ';' in '{text}'")
-        try:
-            shapes = [tuple(int(x) for x in part.replace(",", " ").split()) for part in parts]
-        except ValueError as e:
-            raise FatalError(f"{p.location}: sizes must be integers in '{text}'") from e
+        shapes = []
+        for region, part in enumerate(parts):
+            sizes = []
+            for word in part.replace(",", " ").split():
+                if word == "N" and region == 0:
+                    sizes.append(ANY_SIZE)
+                elif word.isascii() and word.isdigit():
+                    sizes.append(int(word))
+                else:
+                    where = "after the ';' (the sub-batch)" if region else "in the batch"
+                    raise FatalError(
+                        f"{p.location}: '{word}' {where} of '{text}' is not a size; the form "
+                        f"is {_FORM}"
+                    )
+            shapes.append(tuple(sizes))
         return shapes[0], shapes[1] if len(shapes) == 2 else ()
 
     def dynamic_batch(self) -> bool:

@@ -6,9 +6,12 @@ and is also a drop-in for the typed module (``m(*typed)``, ``m(*typed, v=...)``)
 
 How a name-keyed call runs:
 
-1. every raw input ``(*B_i, *sub_i, *base_i)`` is broadcast to the common batch
-   ``(*B)`` and flattened to ``(N, *sub_i, *base_i)``; ``N`` is marked dynamic, so a
-   new batch size does not recompile;
+1. every raw input ``(*B_i, *sub_i, *base_i)`` (a Python number: ``()``) is
+   broadcast to the common batch ``(*B)`` and flattened to ``(N, *sub_i, *base_i)``
+   (``N = 1`` for ``B = ()``); ``N`` is marked dynamic, so a new batch size does not
+   recompile. A parameter with a batch axis longer than 1 fixes the batch size: ``B``
+   then includes it and the inputs stay at ``(*B, ...)``, with static sizes (flattened,
+   they would no longer broadcast with the parameter);
 2. ``N == 1`` is evaluated as a batch of 2 (the row repeated) and sliced back:
    Dynamo specializes a backed size of 0 or 1, so batch 1 would otherwise get a
    graph of its own (``mark_unbacked`` avoids that but the typed algebra's
@@ -51,6 +54,7 @@ from neml2.models._inputs import (
     input_dtype,
     wrt_inputs,
 )
+from neml2.models._model import parameter_batch_shapes, parameter_owners
 from neml2.models.implicit_update import implicit_updates
 from neml2.tensors import ConvergenceError, FatalError, TensorWrapper, broadcast_batch_shapes
 
@@ -232,6 +236,8 @@ class CompiledModel(torch.nn.Module):
         #: the implicit updates, whose solves the compiled graphs report (their
         #: ``solve_status`` logs, turned on inside the graph: _traced.with_status)
         self._updates = implicit_updates(model)
+        #: the modules that hold parameters, whose batch shapes each call reads
+        self._owners = parameter_owners(model)
         self._kw = {"backend": backend, "mode": mode, "options": options, "fullgraph": fullgraph}
         if mode is not None and options is not None:
             raise FatalError("neml2.compile: give mode or options, not both (torch.compile's rule)")
@@ -356,9 +362,10 @@ class CompiledModel(torch.nn.Module):
         seen: set[int] = set()
         args, v, v2 = (_own_storage(x, seen) for x in (args, v, v2))
         # maybe: a typed call may broadcast a batch-1 tangent against this axis, which a
-        # strictly dynamic size cannot decide
-        ts = [a.data if isinstance(a, TensorWrapper) else a for a in args]
-        ts = [t for t in ts if isinstance(t, torch.Tensor) and t.dim() > 0 and t.shape[0] > 1]
+        # strictly dynamic size cannot decide. Only a leading *batch* axis is marked (an
+        # unbatched input's first axis is a sub-batch or base axis, of a fixed size), and
+        # none where a parameter has a batch of its own: it fixes the batch size.
+        ts = [] if self._pinned() else _batched(self.input_spec, args)
         # The size hint stands for the size when Dynamo decides comparisons, so it is given
         # only where every marked axis has one size and no tangent (of a static batch) is
         # compared with it. maybe_mark_dynamic takes no hint: it is stored as
@@ -418,8 +425,19 @@ class CompiledModel(torch.nn.Module):
         return self._named("jacobian", inputs, wrt=wanted)
 
     # ------------------------------------------------------------------ machinery
+    def _pinned(self) -> bool:
+        """Whether a parameter has a batch axis longer than 1 (which fixes the batch size
+        of every call)."""
+        shapes = parameter_batch_shapes(self.model, self._owners).values()
+        return any(d != 1 for s in shapes for d in s)
+
     def _flat_inputs(self, inputs: Mapping[str, Any], tangents: Mapping[str, Any] | None):
-        """Broadcast to one batch ``(*B)`` and flatten it to ``(N, ...)``; pad N = 1 to 2."""
+        """Broadcast to one batch ``(*B)`` and flatten it to ``(N, ...)``; pad N = 1 to 2.
+
+        ``B`` includes the parameters' batch shapes. Where a parameter has a batch axis
+        longer than 1 it fixes the batch size, and a flattened batch would no longer
+        broadcast with it: the inputs then stay at ``(*B, ...)``, with static sizes
+        (*flat* False in the result)."""
         label = self.model._label()
         check_names(label, inputs, self.input_spec, "input")
         missing = [n for n in self.input_spec if n not in inputs]
@@ -451,17 +469,23 @@ class CompiledModel(torch.nn.Module):
         except RuntimeError:  # the error names two inputs that do not broadcast
             broadcast_batch_shapes({f"input '{n}'": s for n, s in batches.items()}, label)
             raise
+        params = parameter_batch_shapes(self.model, self._owners)
+        B = _with_parameters(label, tuple(B), params)
+        flat_batch = not any(d != 1 for s in params.values() for d in s)
         n = math.prod(B)
-        pad = n == 1
+        pad = flat_batch and n == 1
         seen: set[int] = set()  # storages of the flattened inputs so far (_own_storage)
 
         def flat(x, sub, base_ndim):
             rest = tuple(x.shape[x.dim() - sub - base_ndim :])
-            y = x.expand(*B, *rest).reshape(n, *rest)
-            if pad:
-                y = y.expand(2, *rest)
+            y = x.expand((*B, *rest))
+            if flat_batch:
+                y = y.reshape((n, *rest))
+                if pad:
+                    y = y.expand((2, *rest))
             y = _own_storage(y.contiguous(), seen)
-            torch._dynamo.mark_dynamic(y, 0, hint_override=BATCH_HINT)
+            if flat_batch:
+                torch._dynamo.mark_dynamic(y, 0, hint_override=BATCH_HINT)
             return y
 
         bases = {k: len(t.BASE_SHAPE) for k, t in self.input_spec.items()}
@@ -479,24 +503,26 @@ class CompiledModel(torch.nn.Module):
                         f"trailing shape is {rest}"
                     )
                 ts[k] = flat(t, subs[k], bases[k])
-        return xs, ts, tuple(subs[k] for k in self.input_spec), B, n, pad
+        return xs, ts, tuple(subs[k] for k in self.input_spec), B, n, pad, flat_batch
 
     def _named(self, op: str, inputs, tangents=None, wrt: tuple[str, ...] | None = None):
-        xs, ts, subs, B, n, pad = self._flat_inputs(inputs, tangents)
+        xs, ts, subs, B, n, pad, flat_batch = self._flat_inputs(inputs, tangents)
         if op == "jvp":
             out = self._run(op, lambda f: f(self.model, subs, xs, ts))
         elif op == "jacobian":
             out = self._run(op, lambda f: f(self.model, subs, xs, wrt))
         else:
             out = self._run(op, lambda f: f(self.model, subs, xs))
+        if not flat_batch:  # every output is at (*B, ...) already (_traced._full_outputs)
+            return out
         npad = 2 if pad else n
 
         def unflat(y: torch.Tensor) -> torch.Tensor:
             if y.dim() == 0 or y.shape[0] != npad:
-                return y.expand(*B, *y.shape)
+                return y.expand((*B, *y.shape))
             if pad:
                 y = y[:1]
-            return y.reshape(*B, *y.shape[1:])
+            return y.reshape((*B, *y.shape[1:]))
 
         return torch.utils._pytree.tree_map(unflat, out)
 
@@ -581,6 +607,42 @@ class CompiledModel(torch.nn.Module):
                         detail=describe() if describe is not None else "",
                     )
         return res
+
+
+def _with_parameters(
+    label: str, batch: tuple[int, ...], params: Mapping[str, tuple[int, ...]]
+) -> tuple[int, ...]:
+    """*batch* (the inputs') broadcast with the parameters' batch shapes *params*.
+
+    Raises:
+        FatalError: Naming the first parameter that does not broadcast (py-eager's
+            message).
+    """
+    for name, shape in params.items():
+        try:
+            batch = tuple(torch.broadcast_shapes(batch, shape))
+        except RuntimeError:
+            raise FatalError(
+                f"{label}: parameter '{name}' has batch shape {shape}, which does not "
+                f"broadcast with the inputs' batch shape {batch}"
+            ) from None
+    return batch
+
+
+def _batched(spec: Mapping[str, type], args: Sequence[Any]) -> list[torch.Tensor]:
+    """The tensors of a typed call's arguments whose first axis is a batch axis longer
+    than 1 (a typed value's dynamic batch; a raw tensor's axes before its base shape)."""
+    out = []
+    for typ, a in zip(spec.values(), args, strict=True):
+        if isinstance(a, TensorWrapper):
+            t, ndim = a.data, a.dynamic_ndim
+        elif isinstance(a, torch.Tensor):
+            t, ndim = a, a.dim() - len(typ.BASE_SHAPE)
+        else:
+            continue
+        if ndim > 0 and t.shape[0] > 1:
+            out.append(t)
+    return out
 
 
 # ---------------------------------------------------------------------- compiled bodies

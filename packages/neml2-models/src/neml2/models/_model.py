@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import keyword
+import re
 import types
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -908,20 +910,14 @@ class Model(torch.nn.Module):
         """Raise FatalError for the first constant parameter (of this model or one inside
         it) whose dynamic batch shape does not broadcast with the inputs' *xs*."""
         batch = torch.broadcast_shapes(*(x.dynamic_shape for x in xs))
-        for prefix, m in self.named_modules():
-            for name, (typ, sub) in getattr(m, "_param_meta", {}).items():
-                raw = getattr(m, name, None)  # none where the parameter is an input
-                if not isinstance(raw, torch.Tensor):
-                    continue
-                dynamic = tuple(raw.shape[: raw.dim() - sub - len(typ.BASE_SHAPE)])
-                try:
-                    torch.broadcast_shapes(dynamic, batch)
-                except RuntimeError:
-                    full = f"{prefix}.{name}" if prefix else name
-                    raise FatalError(
-                        f"{self._label()}: parameter '{full}' has batch shape {dynamic}, which "
-                        f"does not broadcast with the inputs' batch shape {tuple(batch)}"
-                    ) from e
+        for full, dynamic in parameter_batch_shapes(self).items():
+            try:
+                torch.broadcast_shapes(dynamic, batch)
+            except RuntimeError:
+                raise FatalError(
+                    f"{self._label()}: parameter '{full}' has batch shape {dynamic}, which "
+                    f"does not broadcast with the inputs' batch shape {tuple(batch)}"
+                ) from e
 
     def _forward_named(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         outs = _as_tuple(self._call_named(self._checked_inputs(inputs)))
@@ -1187,8 +1183,72 @@ def has_hooks(m: torch.nn.Module) -> bool:
     )
 
 
+def parameter_owners(model: torch.nn.Module) -> list[tuple[str, torch.nn.Module]]:
+    """The ``(prefix, module)`` pairs of *model* and the models inside it that declare
+    parameters (what :func:`parameter_batch_shapes` reads; a caller that asks often keeps
+    this list, the walk over every module being the costly part)."""
+    return [(p, m) for p, m in model.named_modules() if getattr(m, "_param_meta", None)]
+
+
+def parameter_batch_shapes(
+    model: torch.nn.Module, owners: Sequence[tuple[str, torch.nn.Module]] | None = None
+) -> dict[str, tuple[int, ...]]:
+    """The dynamic batch shape of every constant parameter of *model* and of the models
+    inside it (a promoted parameter, an input, has none).
+
+    Args:
+        model: The model.
+        owners: :func:`parameter_owners` of *model*, if at hand.
+
+    Returns:
+        Parameter name (dotted through sub-models, ``elasticity.E``) -> the leading
+            ``(*B)`` of its stored ``(*B, *sub, *base)``; ``()`` for most parameters.
+    """
+    shapes = {}
+    for prefix, m in parameter_owners(model) if owners is None else owners:
+        for name, (typ, sub) in getattr(m, "_param_meta", {}).items():
+            # registered as a parameter or a buffer; neither where it is an input (the
+            # dicts themselves: nn.Module.__getattr__ costs microseconds a name)
+            raw = m._parameters.get(name)
+            if raw is None:
+                raw = m._buffers.get(name)
+            if isinstance(raw, torch.Tensor):
+                full = f"{prefix}.{name}" if prefix else name
+                shapes[full] = tuple(raw.shape[: raw.dim() - sub - len(typ.BASE_SHAPE)])
+    return shapes
+
+
 def _as_tuple(out: Any) -> tuple[TensorWrapper, ...]:
     return out if isinstance(out, tuple) else (out,)
+
+
+def attribute_name(hit_name: object) -> str | None:
+    """The attribute a sub-model named *hit_name* in the input file is registered under.
+
+    A block name need not be a Python identifier (``[my-model]``, ``[2nd]``) and may be
+    a keyword (``[yield]``, ``[lambda]``); torch.fx writes a module's attribute names
+    into the Python code it generates (``self.model.yield.E`` does not compile), so the
+    attribute is the name made an identifier: every character that cannot be in one
+    becomes ``_``, a name that does not start with a letter gets ``model_`` before it
+    (a leading ``_`` could be a private attribute its parent sets later) and a keyword
+    a ``_`` after it (``my_model``, ``model_2nd``, ``yield_``). Messages keep the
+    block's own name (``hit_name``); ``named_parameters()`` reads the attribute
+    (``yield_.E``).
+
+    Args:
+        hit_name: the block name (``None`` or an empty name for a model built in Python).
+
+    Returns:
+        The identifier, or ``None`` when *hit_name* gives none (the caller picks one).
+    """
+    if not isinstance(hit_name, str) or not hit_name:
+        return None
+    name = re.sub(r"\W", "_", hit_name)
+    if not name[0].isalpha():
+        name = "model_" + name
+    if keyword.iskeyword(name):
+        name += "_"
+    return name if name.isidentifier() else None
 
 
 __all__ = ["Model", "NonlinearParameter", "ObjectRefField", "OptionField"]

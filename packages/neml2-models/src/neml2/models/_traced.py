@@ -6,7 +6,9 @@ functions, so both routes trace one body per operation.
 
 Every input arrives as a raw tensor at ``(N, *sub, *base)``: one batch axis ``N``
 (the caller's batch, flattened), then the variable's sub-batch axes (``subs[i]`` of
-them: slip systems, grains; often none), then its base shape. The functions
+them: slip systems, grains; often none), then its base shape. (py-jit keeps the
+caller's ``(*B)`` unflattened where a parameter with a batch of its own fixes it; the
+functions take any common batch ``(*B)`` in place of ``(N,)``.) The functions
 
 1. rebuild the typed inputs (the types of ``model.input_spec``);
 2. call the model: the outputs, or with ``v=`` seeds (a direction for ``jvp``, the
@@ -129,7 +131,7 @@ def forward(
     """
     typed = typed_inputs(model, xs, subs)
     outs, status = with_status(model, lambda: _as_tuple(_call(model, typed, params)), reduce)
-    return _full_outputs(model, outs, xs), status
+    return _full_outputs(model, outs, typed), status
 
 
 def jvp(
@@ -162,7 +164,7 @@ def jvp(
         if name in tangents:
             v[name] = {"d": t(tangents[name].unsqueeze(0), x.sub_batch_ndim)}
     (*outs, v_out), status = with_status(model, lambda: _call(model, typed, params, v=v), reduce)
-    ys = _full_outputs(model, outs, xs)
+    ys = _full_outputs(model, outs, typed)
     dys = []
     for name, y in zip(model.output_spec, ys, strict=True):
         d = v_out[name].get("d")
@@ -213,7 +215,7 @@ def jacobian(
     }
     v = {n: {n: _identity(x, trail[n])} for n, x in zip(names, typed, strict=True) if n in wrt}
     (*outs, v_out), status = with_status(model, lambda: _call(model, typed, params, v=v), reduce)
-    ys = dict(zip(model.output_spec, _full_outputs(model, outs, xs), strict=True))
+    ys = dict(zip(model.output_spec, _full_outputs(model, outs, typed), strict=True))
     blocks = []
     for o, i in pairs:
         y, d = ys[o], v_out[o].get(i)
@@ -232,16 +234,18 @@ def _call(model, typed: list[TensorWrapper], params: Mapping[str, torch.Tensor] 
 
 
 def _full_outputs(
-    model: torch.nn.Module, outs: Sequence[TensorWrapper], xs: Sequence[torch.Tensor]
+    model: torch.nn.Module, outs: Sequence[TensorWrapper], typed: Sequence[TensorWrapper]
 ) -> tuple[torch.Tensor, ...]:
-    """The outputs' data, each at exactly ``(N, *sub, *base)``: an output that depends
-    on no batch axis is expanded (the callers rely on the full shape)."""
+    """The outputs' data, each at exactly ``(*B, *sub, *base)``, ``B`` the first input's
+    batch (``(N,)`` for the flattened inputs): an output with fewer batch axes (one that
+    depends on no input) is expanded, as the callers rely on the full shape."""
+    batch = tuple(typed[0].dynamic_shape) if typed else ()
     res = []
     for t, o in zip(model.output_spec.values(), outs, strict=True):
         y = o.data
         shape = (*o.sub_batch_shape, *t.BASE_SHAPE)
-        if xs and y.dim() <= len(shape):
-            y = y.expand(xs[0].shape[0], *shape)
+        if y.dim() - len(shape) < len(batch):
+            y = y.expand((*batch, *shape))
         res.append(y)
     return tuple(res)
 

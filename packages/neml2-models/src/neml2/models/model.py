@@ -46,7 +46,7 @@ from neml2.models._chain_rule import (
     SecondOrderChainRuleDict,
     TangentAction,
 )
-from neml2.models._model import Model
+from neml2.models._model import Model, attribute_name
 from neml2.models._registry import register_neml2_object
 from neml2.models._schema import (
     REQUIRED,
@@ -284,8 +284,11 @@ class NLParam:
 def register_submodule(parent, child, fallback: str, *, used: set[str] | None = None) -> str:
     """Add a sub-model to its parent under a readable name.
 
-    The name is the child's HIT block name when that is a free Python identifier (so
-    ``named_parameters()`` reads ``elasticity.E``), else *fallback*.
+    The name is the child's HIT block name made a Python identifier (so
+    ``named_parameters()`` reads ``elasticity.E``; ``[my-model]`` and ``[yield]`` are
+    registered as ``my_model`` and ``yield_``, see
+    :func:`neml2.models._model.attribute_name`) when no sibling or attribute of
+    *parent* has that name, else *fallback*.
 
     Args:
         parent (torch.nn.Module): The model that owns *child*.
@@ -297,13 +300,8 @@ def register_submodule(parent, child, fallback: str, *, used: set[str] | None = 
         The name *child* was registered under.
     """
     taken = used if used is not None else set()
-    name = getattr(child, "hit_name", None)
-    if (
-        not isinstance(name, str)
-        or not name.isidentifier()
-        or name in taken
-        or hasattr(parent, name)
-    ):
+    name = attribute_name(getattr(child, "hit_name", None))
+    if name is None or name in taken or hasattr(parent, name):
         name = fallback
     parent.add_module(name, child)
     taken.add(name)
