@@ -102,6 +102,32 @@ def test_a_signal_in_the_process_keeps_the_previous_artifact(
     assert tree(tmp_path) == before
 
 
+def _aoti_fails_on_the_jacobian(ep, path):
+    """AOT Inductor writing forward.pt2, then failing on the next graph."""
+    if path.stem == "jacobian":
+        raise RuntimeError("out of memory in the middle")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"a compiled forward graph")
+
+
+@pytest.mark.parametrize("previous", [False, True], ids=["first compile", "over an artifact"])
+def test_a_compile_failing_midway_leaves_no_graph_without_metadata(
+    compiled, elasticity_input, tmp_path, cache_dir, monkeypatch, capsys, previous
+):
+    """The AOT Inductor step fails after forward.pt2 is written: -o holds the previous
+    artifact, whole, or nothing (no forward.pt2 without its metadata.json)."""
+    if previous:
+        compile_file(elasticity_input, OPTS, tmp_path, cache_dir=cache_dir)
+    before = tree(tmp_path)
+    monkeypatch.setattr(_compile, "_aoti", _aoti_fails_on_the_jacobian)
+    out = tmp_path if previous else tmp_path / "new"
+    argv = [str(elasticity_input), "elasticity", "-d", "stress:strain", "-p", "E", "-q"]
+    assert main([*argv, "-o", str(out), "--no-cache"]) == 1
+    assert "out of memory in the middle" in capsys.readouterr().err
+    assert tree(tmp_path) == before  # not even the folder -o named
+    assert sorted(before) == (LAYOUT if previous else [])
+
+
 @pytest.mark.parametrize("kind", ["file", "foreign folder"])
 def test_what_is_not_an_artifact_is_never_replaced(
     compiled, elasticity_input, tmp_path, cache_dir, kind, capsys

@@ -5,10 +5,14 @@ MODEL, the ``[Models]`` block to compile, is the one argument after INPUT withou
 older spelling, is still accepted (the same name may be given both ways).
 
 Exit status: 0 success, 1 fatal error (bad input, bad option, failed export),
-2 bad command line (argparse, a missing or doubled MODEL), 130 / 143 interrupted by
-SIGINT / SIGTERM (one line on stderr; the artifact is built aside and renamed into
-place complete, so an interrupted compile leaves the previous artifact or none).
+2 bad command line (argparse, a missing or doubled MODEL, an ``--output-dir`` or
+``--cache-dir`` that cannot take files), 130 / 143 interrupted by SIGINT / SIGTERM (one
+line on stderr; the artifact is built aside and renamed into place complete, so an
+interrupted compile leaves the previous artifact or none).
 ``--version`` prints the versions of every neml2 package and torch.
+
+The command line and its folders are checked before torch is imported (an error there
+takes a fraction of a second, not the seconds torch takes to load).
 """
 
 from __future__ import annotations
@@ -20,23 +24,29 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from neml2.compiler._compile import (
-    EXAMPLE_BATCH,
-    CompileResult,
-    compile_model,
-    default_cache_dir,
-)
-from neml2.compiler._options import CompileOptions
+# no torch up to the folder checks: neml2.hit and these modules import none
+from neml2.compiler._defaults import EXAMPLE_BATCH, default_cache_dir
 from neml2.compiler._torch_notices import torch_notices_hidden
 from neml2.hit import file_kind
 from neml2.hit._cli_support import add_version_argument, error_line, input_problem
-from neml2.tensors import FatalError
-from neml2.tensors.interrupt import run_command
+
+if TYPE_CHECKING:
+    from neml2.compiler._compile import CompileResult
+    from neml2.compiler._options import CompileOptions
 
 EXIT_FATAL = 1
+#: a bad command line: argparse's status, and an output or cache folder that cannot be used
+EXIT_USAGE = 2
+
+
+def compile_model(*args, **kwargs) -> CompileResult:
+    """:func:`neml2.compiler.compile_model`, imported when first called (it loads torch)."""
+    from neml2.compiler._compile import compile_model
+
+    return compile_model(*args, **kwargs)
 
 
 def compile_file(
@@ -49,7 +59,9 @@ def compile_file(
     """Load ``[Models]/<options.model>`` from the HIT file *path* and compile it.
 
     The file's ``[Settings] example_batch_shape`` sub-batch shapes are added to
-    ``options.sub_batch`` (those of *options* win).
+    ``options.sub_batch`` (those of *options* win). The model is traced at the values
+    the file's ``[Drivers]`` feed it (their sub-batch shapes where nothing is declared;
+    :mod:`neml2.compiler._examples`), else at made-up values.
 
     Args:
         path: the HIT input file.
@@ -58,7 +70,8 @@ def compile_file(
             file's directory).
         overrides: HIT overrides ``PATH=VALUE`` applied to the file before loading.
         **kwargs (Any): passed to :func:`neml2.compiler.compile_model` (``cache_dir``,
-            ``use_cache``, ``example_batch``, ``progress``).
+            ``use_cache``, ``example_batch``, ``progress``, ``examples``: other example
+            inputs than the drivers').
 
     Returns:
         What :func:`neml2.compiler.compile_model` returns.
@@ -67,31 +80,25 @@ def compile_file(
         FatalError: the file has no ``[Models]`` section, or loading or compiling
             fails (the message names the file and line where it can).
     """
-    from neml2.models import load_input
+    from neml2.compiler._source import load_for_compile
 
-    ctx = load_input(path, overrides)
-    if ctx.section("Models") is None:
-        raise FatalError(f"{path}: no [Models] section; cannot load model '{options.model}'")
-    model = ctx.top_model(options.model)
+    # the model, [Settings]' sub-batch shapes, the example inputs of its [Drivers]
+    loaded = load_for_compile(path, options, overrides)
+    ctx, model, options = loaded.ctx, loaded.model, loaded.options
+    say = kwargs.get("progress") or (lambda s: None)
     if not ctx.dynamic_batch():
-        say = kwargs.get("progress") or (lambda s: None)
         say(
             f"note: {path}: [Settings] dynamic_batch = false is read as true: every "
             "artifact takes any batch size (no static-batch compile is offered)"
         )
-    # [Settings]/example_batch_shape declares sub-batch shapes (the '; sub' part)
-    declared = {}
-    for name in (*model.input_spec, *model.output_spec):
-        shape = ctx.example_batch_shape(name)
-        if shape is not None and shape[1]:
-            declared[name] = tuple(shape[1])
-    if declared:
-        options = replace(options, sub_batch={**declared, **options.sub_batch})
+    for line in loaded.describe():
+        say(line)
     out = Path(output_dir) if output_dir is not None else Path(path).resolve().parent
     from neml2 import hit
 
     text = hit.render(ctx.root) + "\n# overrides: " + " ".join(overrides)
     kwargs.setdefault("source_text", text)
+    kwargs.setdefault("examples", loaded.examples.values or None)
     return compile_model(model, options, out, source=str(path), **kwargs)
 
 
@@ -106,9 +113,10 @@ arguments after INPUT:
   unless they name the same block. Without MODEL the error lists the input's models.
 
 exit status:
-  0 success, 1 fatal error (bad input, bad option, failed export), 2 bad command line,
-  130 interrupted by SIGINT, 143 by SIGTERM (the artifact folder is then the previous
-  one or none: an artifact is built aside and renamed into place only when complete)
+  0 success, 1 fatal error (bad input, bad option, failed export), 2 bad command line
+  (also an --output-dir or --cache-dir that cannot take files), 130 interrupted by
+  SIGINT, 143 by SIGTERM (the artifact folder is then the previous one or none: an
+  artifact is built aside and renamed into place only when complete)
 """
 
 #: The ``--help`` text of the overrides (the grammar is in EPILOG).
@@ -182,21 +190,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments after the program name (default ``None``: ``sys.argv[1:]``).
 
     Returns:
-        The exit status: 0 success, 1 fatal error, 2 bad command line, 130 / 143
-            interrupted.
+        The exit status: 0 success, 1 fatal error, 2 bad command line (an unusable
+            ``--output-dir`` or ``--cache-dir`` too, reported before torch loads),
+            130 / 143 interrupted.
     """
-    return run_command("neml2-compile", lambda: _main(argv), supervise=argv is None)
+    p = parser()
+    # options may come between MODEL and the overrides
+    a = p.parse_intermixed_args(argv)
+    problem = folder_problem(a.output_dir, a.cache_dir, a.no_cache)
+    if problem is not None:
+        print(f"{p.prog}: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    from neml2.tensors.interrupt import run_command
+
+    return run_command("neml2-compile", lambda: _main(p, a), supervise=argv is None)
 
 
-def _main(argv: Sequence[str] | None = None) -> int:
-    """The ``neml2-compile`` command, signals aside (see :func:`main`).
-
-    Args:
-        argv: the arguments after the program name (default ``None``: ``sys.argv[1:]``).
-
-    Returns:
-        The exit status: 0 success, 1 fatal error, 2 bad command line.
-    """
+def parser() -> argparse.ArgumentParser:
+    """The ``neml2-compile`` argument parser (``neml2-compile --help`` prints it)."""
     p = argparse.ArgumentParser(
         prog="neml2-compile",
         usage="%(prog)s [-h] [--version] INPUT MODEL [options] [PATH=VALUE ...]",
@@ -275,8 +286,22 @@ def _main(argv: Sequence[str] | None = None) -> int:
         "the allow-list (the same as NEML2_ALLOW_PYTHON_CODE=1): the input file can then run "
         "code, so use it only for input files you would run as a Python script",
     )
-    # options may come between MODEL and the overrides
-    a = p.parse_intermixed_args(argv)
+    return p
+
+
+def _main(p: argparse.ArgumentParser, a: argparse.Namespace) -> int:
+    """The ``neml2-compile`` command, signals aside (see :func:`main`).
+
+    Args:
+        p: the parser that read the command line (for its errors).
+        a: what it read.
+
+    Returns:
+        The exit status: 0 success, 1 fatal error, 2 bad command line.
+    """
+    from neml2.compiler._options import CompileOptions
+    from neml2.tensors import FatalError
+
     if a.allow_python_code:
         from neml2.models import allow_python_code
 
@@ -294,11 +319,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
         problem = input_problem(a.input, "INPUT")  # a directory or FIFO: no open, no hang
         if problem is not None:
             raise FatalError(problem)
-        # before the compile, which takes minutes: where the artifact and the cache go
-        for option, folder in (("--output-dir", a.output_dir), ("--cache-dir", a.cache_dir)):
-            problem = None if folder is None else directory_problem(folder, option)
-            if problem is not None and not (option == "--cache-dir" and a.no_cache):
-                raise FatalError(problem)
         if model is None:
             p.error(f"MODEL is missing: {p.prog} INPUT MODEL; {models_of(a.input, overrides)}")
         opts = CompileOptions.from_strings(
@@ -333,6 +353,36 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"neml2-compile: error: {error_line(e)}{hint}", file=sys.stderr)
         return EXIT_FATAL
     return 0
+
+
+def folder_problem(output_dir: str | None, cache_dir: str | None, no_cache: bool) -> str | None:
+    """Why the artifact or the cache cannot go where the command line says, checked
+    before anything is loaded (a compile takes minutes; its folders are used at the end).
+
+    Args:
+        output_dir: ``--output-dir`` (None: next to INPUT, checked when the artifact is
+            written).
+        cache_dir: ``--cache-dir`` (None: :func:`neml2.compiler.default_cache_dir`,
+            checked as ``$NEML2_COMPILE_CACHE`` where that names it).
+        no_cache: ``--no-cache``: the cache folder is not used, so not checked.
+
+    Returns:
+        One line naming the option and the path (see :func:`directory_problem`), or
+            None when both can take files.
+    """
+    folders = [("--output-dir", output_dir)]
+    if not no_cache:
+        if cache_dir is not None:
+            folders.append(("--cache-dir", cache_dir))
+        elif os.environ.get("NEML2_COMPILE_CACHE"):
+            folders.append(("$NEML2_COMPILE_CACHE", str(default_cache_dir())))
+        else:
+            folders.append(("the default --cache-dir", str(default_cache_dir())))
+    for option, folder in folders:
+        problem = None if folder is None else directory_problem(folder, option)
+        if problem is not None:
+            return problem
+    return None
 
 
 def directory_problem(raw: str, option: str) -> str | None:

@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,13 +51,14 @@ import torch
 
 from neml2.aoti._device_meta import SUFFIX as DEVICE_METADATA_SUFFIX
 from neml2.aoti._schema import SCHEMA_VERSION, check_written
+from neml2.compiler._defaults import EXAMPLE_BATCH, default_cache_dir
 from neml2.compiler._graphs import ForwardGraph, ForwardIntoGraph, JacobianGraph
 from neml2.compiler._options import CompileOptions, DerivativePair
 from neml2.compiler._sub_batch import infer_sub_batch, probe_inputs
 from neml2.compiler._subgraph_constants import inline_loop_literals, inline_subgraph_constants
 from neml2.models._inductor import CACHE_KEY as INDUCTOR_KEY
 from neml2.models._inductor import code_generation
-from neml2.tensors import FatalError
+from neml2.tensors import FatalError, TensorWrapper
 from neml2.tensors.interrupt import critical, make_dirs, partial_output
 
 # SCHEMA_VERSION (written into every metadata.json) and DEVICE_METADATA_SUFFIX (how the
@@ -65,30 +66,7 @@ from neml2.tensors.interrupt import critical, make_dirs, partial_output
 # the runtime, which owns the artifact contract (neml2/aoti/artifact_schema.json).
 #: Bumped whenever the graphs built for the same model change (part of the cache key).
 GRAPH_VERSION = 5
-#: Batch size of the example inputs used for export (never 0 or 1: torch would specialise
-#: on it). It is also the size hint AOT Inductor plans its loops with: below about 1000
-#: points per kernel it emits serial kernels, which run on one core at any batch. On 2
-#: cores, with a hint of 1024 instead of 8: elasticity at 1e6 points 6.8e7 -> 1.45e8
-#: points/s; J2 radial return at 1e4-1e5 2.6-2.8e5 -> 4.0-4.4e5, Perzyna 4.5-4.7e4 ->
-#: 7.3-7.6e4, Chaboche (2 back stresses) at 1e4 3.8e3 -> 6.6e3 (batch 1 is 15-25 %
-#: slower: the OpenMP regions' fork/join).
-EXAMPLE_BATCH = 1024
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
-
-
-def default_cache_dir() -> Path:
-    """Return the compile cache directory used when no ``cache_dir`` is given.
-
-    Returns:
-        ``$NEML2_COMPILE_CACHE`` if set, else ``$XDG_CACHE_HOME/neml2/compile``
-            (``~/.cache/neml2/compile`` when ``XDG_CACHE_HOME`` is unset). The
-            directory is not created.
-    """
-    env = os.environ.get("NEML2_COMPILE_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "neml2" / "compile"
 
 
 @dataclass
@@ -238,10 +216,18 @@ def _tensor_entry(name: str, t: torch.Tensor, exposed: bool = True) -> dict[str,
 
 # ---------------------------------------------------------------------- export
 def example_inputs(
-    model, batch: int, dtype: torch.dtype, device: str, sub: dict | None = None
+    model,
+    batch: int,
+    dtype: torch.dtype,
+    device: str,
+    sub: dict | None = None,
+    examples: Mapping[str, TensorWrapper] | None = None,
 ) -> list[torch.Tensor]:
-    """Deterministic, non-degenerate inputs at ``(batch, *sub_batch, *base)``."""
-    return [x.data for x in probe_inputs(model, batch, sub or {}, dtype, device)]
+    """The inputs a graph is exported at, raw, at ``(batch, *sub_batch, *base)``: the
+    *examples* (e.g. what the input file's driver feeds the model,
+    :mod:`neml2.compiler._examples`) repeated over the batch where given, elsewhere
+    deterministic, non-degenerate made-up values."""
+    return [x.data for x in probe_inputs(model, batch, sub or {}, dtype, device, examples=examples)]
 
 
 def export_graph(
@@ -348,6 +334,162 @@ def _aoti(ep, path: Path) -> None:
         Path(tmp).unlink(missing_ok=True)
 
 
+@dataclass
+class _Plan:
+    """What a compile or an export builds for one model: its derivative pairs, sub-batch
+    shapes, promoted and literal parameters, and graphs (every target shares them)."""
+
+    pairs: list[tuple[str, str]]
+    in_sub: dict[str, tuple[int, ...]]
+    out_sub: dict[str, tuple[int, ...]]
+    promoted: list[str]
+    literal: list[str]
+    graphs: dict[str, torch.nn.Module]
+    #: sub-batch shapes guessed from the model's parameters (one line each)
+    notes: list[str]
+
+
+def _check_example_batch(example_batch: int | None) -> int:
+    if example_batch is None:
+        return EXAMPLE_BATCH
+    if example_batch < 2:
+        raise FatalError(
+            f"--example-batch-shape {example_batch}: must be at least 2 (torch specialises "
+            "a batch of 0 or 1 into the graph)"
+        )
+    return example_batch
+
+
+def _plan(model, options: CompileOptions, examples: Mapping[str, TensorWrapper] | None) -> _Plan:
+    pairs = resolve_pairs(model, options.derivatives)
+    notes: list[str] = []
+    in_sub, out_sub = infer_sub_batch(model, options.sub_batch, examples, notes)
+    promoted = resolve_parameters(model, options.parameters, options.model)
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    # Every other 0-dim parameter is written into the graphs as a literal
+    # (_Graph.set_literals): Inductor folds what depends on it alone into constants.
+    literal = [
+        n for n, t in state.items() if n not in promoted and t.dim() == 0 and t.is_floating_point()
+    ]
+    graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, promoted, in_sub)}
+    if options.write_into:
+        graphs["forward_into"] = ForwardIntoGraph(model, promoted, in_sub)
+    if pairs:
+        graphs["jacobian"] = JacobianGraph(model, promoted, in_sub, pairs)
+    return _Plan(pairs, in_sub, out_sub, promoted, literal, graphs, notes)
+
+
+def _target_inputs(plan: _Plan, model, dtype, device, example_batch, examples):
+    """Move *model* to the target; ``(model, example inputs, promoted parameters)``."""
+    m = model.to(dtype=dtype, device=device)
+    st = {**dict(m.named_parameters()), **dict(m.named_buffers())}
+    for g in plan.graphs.values():
+        g.model = m
+        g.set_literals(st, plan.literal)
+    xs = example_inputs(m, example_batch, dtype, device, plan.in_sub, examples)
+    ps = [st[p].detach().clone() for p in plan.promoted]
+    return m, xs, ps
+
+
+def _export(plan: _Plan, m, gname: str, xs, ps, example_batch: int, dtype, device, name: str):
+    """Export the graph *gname* of model *name* and apply the passes that prepare it for
+    AOT Inductor."""
+    graph = plan.graphs[gname]
+    with torch.no_grad():
+        outs = _output_buffers(m, graph, example_batch, dtype, device, plan.out_sub)
+        ep = export_graph(graph, xs, ps, outs)
+    inline_subgraph_constants(ep, f"the {gname} graph of model '{name}'")
+    inline_loop_literals(ep)
+    return ep
+
+
+@dataclass
+class ExportedModel:
+    """What :func:`export_model` built: the exported graphs of one model, one target.
+
+    Attributes:
+        programs: graph name (``"forward"``, ``"forward_into"``, ``"jacobian"``) -> its
+            ``torch.export.ExportedProgram``, as AOT Inductor would compile it.
+        input_sub_batch: input name -> its sub-batch shape in the graphs.
+        output_sub_batch: output name -> its sub-batch shape.
+        example_batch: the batch size of the example inputs.
+        example_source: where the example values came from (e.g. ``"[Drivers/driver]
+            (the inputs of step 1 of its transient run)"``); empty: made up.
+        notes: the sub-batch shapes guessed from the model's parameters, one line each.
+    """
+
+    programs: dict[str, Any]
+    input_sub_batch: dict[str, tuple[int, ...]]
+    output_sub_batch: dict[str, tuple[int, ...]]
+    example_batch: int
+    example_source: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def export_model(
+    model,
+    options: CompileOptions | None = None,
+    *,
+    examples: Mapping[str, TensorWrapper] | None = None,
+    example_batch: int | None = None,
+    device: str = "cpu",
+    dtype: str = "float64",
+) -> ExportedModel:
+    """Export a model's graphs as ``neml2-compile`` does, without compiling them.
+
+    The stage of :func:`compile_model` before AOT Inductor: settle the sub-batch
+    shapes (one eager probe call), make the example inputs, ``torch.export`` each graph
+    with a dynamic batch axis, apply the passes that prepare it for AOT Inductor. It
+    takes seconds where the AOTI compile takes minutes, so it checks that a model
+    can be captured as one graph (``neml2.compiler.export_file`` does it for an
+    input file, with the example inputs the file gives).
+
+    Args:
+        model (neml2.models.Model): the model, as ``neml2.load_model`` returns it; it
+            is moved to *device* / *dtype* while exporting, and back after.
+        options: which graphs (``derivatives``: the ``jacobian`` graph,
+            ``write_into``: ``forward_into``), promoted parameters and declared
+            sub-batch shapes (default ``None``: the forward graph alone).
+        examples: example values of inputs, typed, any batch shape (default ``None``:
+            made-up values): their sub-batch shapes and values are used where
+            ``options.sub_batch`` declares none.
+        example_batch: the batch size of the example inputs (default ``None``:
+            ``EXAMPLE_BATCH``, 1024; at least 2).
+        device: the target device, ``"cpu"`` or ``"cuda"`` (default ``"cpu"``).
+        dtype: the target dtype, ``"float64"`` or ``"float32"`` (default ``"float64"``).
+
+    Returns:
+        The exported programs and the sub-batch shapes.
+
+    Raises:
+        FatalError: *example_batch* below 2; a derivative pair or promoted parameter
+            the model does not have; sub-batch shapes that cannot be settled (the probe
+            call fails); ``torch.export`` failing on a graph (the message names the
+            graph, the model and torch's error).
+    """
+    example_batch = _check_example_batch(example_batch)
+    if options is None:
+        options = CompileOptions(model=model_name_of(model))
+    if dtype not in DTYPES:
+        raise FatalError(f"dtype {dtype!r}: choose from {', '.join(DTYPES)}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise FatalError("--device cuda: torch sees no CUDA device on this machine")
+    plan = _plan(model, options, examples)
+    first = next(
+        (t for t in (*model.parameters(), *model.buffers()) if t.is_floating_point()), None
+    )
+    back = (first.dtype, first.device) if first is not None else (torch.float64, "cpu")
+    try:
+        m, xs, ps = _target_inputs(plan, model, DTYPES[dtype], device, example_batch, examples)
+        programs = {
+            g: _export(plan, m, g, xs, ps, example_batch, DTYPES[dtype], device, options.model)
+            for g in plan.graphs
+        }
+    finally:
+        model.to(dtype=back[0], device=back[1])
+    return ExportedModel(programs, plan.in_sub, plan.out_sub, example_batch, notes=plan.notes)
+
+
 # ---------------------------------------------------------------------- driver
 def compile_model(
     model,
@@ -360,6 +502,7 @@ def compile_model(
     use_cache: bool = True,
     example_batch: int | None = None,
     progress: Callable[[str], None] | None = None,
+    examples: Mapping[str, TensorWrapper] | None = None,
 ) -> CompileResult:
     """Export and AOTI-compile a loaded model into an artifact.
 
@@ -392,6 +535,11 @@ def compile_model(
             ``EXAMPLE_BATCH``, 1024).
         progress: called with one line of text per step (default ``None``:
             silent).
+        examples: example values of the model's inputs, typed, any batch shape
+            (:func:`compile_file` passes what the input file's ``[Drivers]`` feed the
+            model); their sub-batch shapes are used where ``options.sub_batch``
+            declares none, their values (valid points of the model) in the probe call
+            and the export. Default ``None``: made-up values.
 
     Returns:
         The paths written, the metadata and one report per graph and target.
@@ -404,32 +552,18 @@ def compile_model(
             settled; ``cuda`` requested but no CUDA device; AOT Inductor
             failing on a graph (the message keeps its first line).
     """
-    if example_batch is None:
-        example_batch = EXAMPLE_BATCH
-    if example_batch < 2:
-        raise FatalError(
-            f"--example-batch-shape {example_batch}: must be at least 2 (torch specialises "
-            "a batch of 0 or 1 into the graph)"
-        )
+    example_batch = _check_example_batch(example_batch)
     say = progress or (lambda s: None)
     name = options.model
     out_dir = Path(output_dir)
     art = out_dir / name
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    pairs = resolve_pairs(model, options.derivatives)
-    in_sub, out_sub = infer_sub_batch(model, options.sub_batch)
-    promoted = resolve_parameters(model, options.parameters, name)
+    plan = _plan(model, options, examples)
+    pairs, in_sub, out_sub, graphs = plan.pairs, plan.in_sub, plan.out_sub, plan.graphs
+    promoted = plan.promoted
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
-    # Every other 0-dim parameter is written into the graphs as a literal
-    # (_Graph.set_literals): Inductor folds what depends on it alone into constants.
-    literal = [
-        n for n, t in state.items() if n not in promoted and t.dim() == 0 and t.is_floating_point()
-    ]
-    graphs: dict[str, torch.nn.Module] = {"forward": ForwardGraph(model, promoted, in_sub)}
-    if options.write_into:
-        graphs["forward_into"] = ForwardIntoGraph(model, promoted, in_sub)
-    if pairs:
-        graphs["jacobian"] = JacobianGraph(model, promoted, in_sub, pairs)
+    for line in plan.notes:
+        say(line)
 
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -518,14 +652,8 @@ def compile_model(
             for dtype_name in options.dtypes:
                 dtype = DTYPES[dtype_name]
                 target = build / device / dtype_name
-                m = model.to(dtype=dtype, device=device)
-                st = {**dict(m.named_parameters()), **dict(m.named_buffers())}
-                for g in graphs.values():
-                    g.model = m
-                    g.set_literals(st, literal)
-                xs = example_inputs(m, example_batch, dtype, device, in_sub)
-                ps = [st[p].detach().clone() for p in promoted]
-                for gname, graph in graphs.items():
+                m, xs, ps = _target_inputs(plan, model, dtype, device, example_batch, examples)
+                for gname in graphs:
                     extra = {
                         "graph": gname,
                         "graph_version": GRAPH_VERSION,
@@ -558,11 +686,7 @@ def compile_model(
                     if not hit:
                         say(f"{what}: exporting ...")
                         t1 = time.perf_counter()
-                        with torch.no_grad():
-                            outs = _output_buffers(m, graph, example_batch, dtype, device, out_sub)
-                            ep = export_graph(graph, xs, ps, outs)
-                        inline_subgraph_constants(ep, f"the {gname} graph of model '{name}'")
-                        inline_loop_literals(ep)
+                        ep = _export(plan, m, gname, xs, ps, example_batch, dtype, device, name)
                         exported = graph_key(ep, extra)
                         t_export = time.perf_counter() - t1
                         if use_cache and exported != key:
