@@ -413,6 +413,21 @@ def conformance_routes(session: nox.Session) -> None:
 
 
 @nox.session
+def conformance_capture(session: nox.Session) -> None:
+    """The graphs of every conformance case captured as the compiled routes capture them
+    (torch.export, Dynamo) and run against py-eager (NEML2_CONFORMANCE_CAPTURE, _SHARD)."""
+    _sync(session, "--all-packages")
+    tests = ROOT / "tests-integration" / "conformance" / "test_graph_capture.py"
+    env = {
+        "NEML2_CONFORMANCE_CAPTURE": os.environ.get("NEML2_CONFORMANCE_CAPTURE", "all"),
+        "OMP_NUM_THREADS": "1",
+    }
+    _pytest(
+        session, str(tests), *_workers(session), "-q", "--durations=20", *session.posargs, env=env
+    )
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmark suite, our routes (benchmarks/suite/run.py; posargs go to it, e.g. --quick)."""
     _sync(session, "--all-packages")

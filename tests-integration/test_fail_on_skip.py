@@ -223,6 +223,7 @@ def _sessions(noxfile):
     yield "conformance", noxfile.conformance, {}
     yield "routes", noxfile.routes, {}
     yield "conformance_routes", noxfile.conformance_routes, {}
+    yield "conformance_capture", noxfile.conformance_capture, {}
     yield "docs", noxfile.docs, {}
     yield "bench-tests", noxfile.bench_tests, {}
 
