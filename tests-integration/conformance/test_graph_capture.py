@@ -23,6 +23,7 @@ conformance_capture``; ``NEML2_CONFORMANCE_CAPTURE=export,dynamo`` selects,
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import _fixtures  # noqa: F401  (the test-only models some regression inputs name)
@@ -36,6 +37,10 @@ import neml2.routes
 from neml2.models import load_input
 
 LEDGERS = Path(__file__).resolve().parent / "ledgers"
+# the models a case's drivers name: the one reading of them, shared with tools/export_check.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from export_check import driven_models  # noqa: E402
+
 CAPTURES = ("export", "dynamo")
 
 
@@ -51,17 +56,6 @@ def selected() -> list[str]:
 WHAT = selected()
 FILES = shard(case_files())
 LEDGER_ENTRIES = {w: read_ledger(LEDGERS / f"capture-{w}.toml") for w in WHAT}
-
-
-def driven_models(path: Path) -> list[str]:
-    """The ``[Models]`` blocks the ``[Drivers]`` blocks of *path* name, in file order."""
-    sec = load_input(path).section("Drivers")
-    out: list[str] = []
-    for block in sec.children() if sec is not None else []:
-        p = block.param("model")
-        if p is not None and p.as_str().strip() not in out:
-            out.append(p.as_str().strip())
-    return out
 
 
 def _compare(name: str, got: dict, want: dict) -> list[str]:
@@ -120,7 +114,7 @@ def test_ledger_names_existing_cases(what):
 def test_capture_matches_py_eager(what, path):
     key = case_id(path)
     try:
-        names = driven_models(path)
+        names = driven_models(load_input(path))
         problems = [line for n in names for line in capture(what, path, n)]
         if not names:
             problems = ["no driver names a model"]
