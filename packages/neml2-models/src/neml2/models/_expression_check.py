@@ -142,9 +142,19 @@ _CONSTANT_TYPES = (int, float, complex, str, bool, type(None), type(Ellipsis))
 
 
 def suggest(word: str, choices: Any) -> str:
-    """' (did you mean 'a', 'b'?)' for the close matches of *word* among *choices* (any
-    iterable of strings: the matches are ranked by score, then by name, so their order
-    does not matter), or ''. The one hint of the input-file errors (neml2.models)."""
+    """The "did you mean" hint of the input-file errors, the one spelling of it.
+
+    Example:
+        ``suggest("strian", ["strain", "stress"])`` is ``" (did you mean 'strain'?)"``.
+
+    Args:
+        word: the misspelt name.
+        choices: the names it could have meant, any iterable of strings (the matches are
+            ranked by score, then by name, so their order does not matter).
+
+    Returns:
+        ``" (did you mean 'a', 'b'?)"`` for up to three close matches, or ``""``.
+    """
     close = get_close_matches(word, list(choices), n=3)
     return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
 
