@@ -41,12 +41,16 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 MATRIX = ROOT / "tests-integration" / "routes"
 
-ROUTES = ("py-eager", "py-jit", "py-aoti", "cpp-aoti", "cpp-dispatch")
+import neml2.routes  # noqa: E402  (the one list of routes)
+
+#: the routes of neml2.routes but cpp-eager (the C++ host of py-eager's Python models:
+#: nothing of its own on the GPU)
+ROUTES = tuple(r.name for r in neml2.routes.ROUTES if r.name != "cpp-eager")
 MODELS = ("elasticity", "j2_isoharden", "chaboche")
 OPS = ("forward", "jvp", "jacobian")
 BATCHES = (1, 7, 16)
 #: the routes that run a compiled artifact
-COMPILED = ("py-aoti", "cpp-aoti", "cpp-dispatch")
+COMPILED = tuple(r.name for r in neml2.routes.ROUTES if r.artifact)
 
 
 def tolerance(route: str, solves: bool) -> tuple[float, float]:
@@ -106,22 +110,20 @@ def judge_batch(n, got, want, scales, rel, atol, worst=None, reduce=None):
     return status, worst, note
 
 
-#: the matrix's modules, by their names there (the suite has an ``_adapters`` too)
-MATRIX_MODULES = ("_adapters", "_zoo", "_gaps", "test_routes")
+#: the matrix's modules, by their names there
+MATRIX_MODULES = ("_zoo", "_gaps", "test_routes")
 
 
 def matrix_helpers():
-    """The route matrix's adapter, typer, zoo and comparison helpers, imported from
-    tests-integration/routes; a module of the same name imported from elsewhere (the
-    suite's ``_adapters``, in a pytest session running both) is set aside meanwhile."""
+    """The route matrix's zoo and comparison helpers, imported from tests-integration/routes;
+    a module of the same name imported from elsewhere is set aside meanwhile."""
     saved = {n: sys.modules.pop(n) for n in MATRIX_MODULES if n in sys.modules}
     sys.path.insert(0, str(MATRIX))
     try:
-        from _adapters import _Adapter, _typer
         from _zoo import CASES
         from test_routes import _flat, _reduce_sub, _scales
 
-        return _Adapter, _typer, CASES, _flat, _scales, _reduce_sub
+        return CASES, _flat, _scales, _reduce_sub
     finally:
         sys.path.remove(str(MATRIX))
         for n in MATRIX_MODULES:
@@ -171,7 +173,7 @@ def main(argv=None) -> int:
 
     import neml2
 
-    _Adapter, _typer, CASES, _flat, _scales, _reduce_sub = matrix_helpers()
+    CASES, _flat, _scales, _reduce_sub = matrix_helpers()
 
     unknown = [m for m in a.models if m not in CASES]
     if unknown:
@@ -202,8 +204,9 @@ def main(argv=None) -> int:
     def cpu_model(name):
         if name not in cpu_models:
             case = CASES[name]
-            m = neml2.load_model(case.file, case.model)
-            cpu_models[name] = _Adapter(m, _typer(case, m))
+            cpu_models[name] = neml2.routes.open_model(
+                "py-eager", case.file, case.model, sub_batch=case.sub_batch, no_grad=True
+            )
         return cpu_models[name]
 
     def reference(name, op, n):
@@ -217,16 +220,16 @@ def main(argv=None) -> int:
 
     def artifact(name):
         if name not in artifacts:
-            from dataclasses import replace
-
-            from neml2.compiler import CompileOptions, compile_file
-
             case = CASES[name]
-            opts = CompileOptions.from_strings(case.model, list(case.pairs), [], devices=[dev])
-            opts = replace(opts, sub_batch={k: tuple(v) for k, v in case.sub_batch.items()})
             try:
-                artifacts[name] = compile_file(
-                    case.file, opts, a.artifacts / case.name, cache_dir=a.cache_dir
+                artifacts[name] = neml2.routes.build_artifact(
+                    case.file,
+                    case.model,
+                    pairs=case.pairs,
+                    sub_batch=case.sub_batch,
+                    output_dir=a.artifacts / case.name,
+                    cache_dir=a.cache_dir,
+                    device=dev,
                 )
             except Exception as e:  # every compiled route of this model fails the same way
                 artifacts[name] = e
@@ -236,21 +239,18 @@ def main(argv=None) -> int:
 
     def build(route, name):
         case = CASES[name]
-        if route == "py-eager":
-            m = neml2.load_model(case.file, case.model, device=dev)
-            return _Adapter(m, _typer(case, m))
-        if route == "py-jit":
-            m = neml2.load_model(case.file, case.model, device=dev)
-            sub = {k: len(s) for k, s in case.sub_batch.items()}
-            return _Adapter(neml2.compile(m, backend="inductor", sub_batch=sub))
-        art = artifact(name)
-        if route == "py-aoti":
-            return _Adapter(neml2.load_model(art.stub_path, case.model, device=dev))
-        if route == "cpp-aoti":
-            return _Adapter(neml2.aoti.Model(art.artifact_dir, device=dev))
+        art = artifact(name) if route in COMPILED else None
         workers = [dev if ":" in dev or dev == "cpu" else f"{dev}:0"]
-        dispatched = neml2.aoti.DispatchedModel(str(art.artifact_dir), workers=workers, device=dev)
-        return _Adapter(dispatched)
+        return neml2.routes.open_model(
+            route,
+            case.file,
+            case.model,
+            sub_batch=case.sub_batch,
+            artifact=art,
+            device=dev,
+            workers=workers,
+            no_grad=True,
+        )
 
     failed = 0
     for route, name in cell_order(a.models, a.routes):

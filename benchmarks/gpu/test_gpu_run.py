@@ -445,12 +445,11 @@ def test_routes_order_and_tolerance():
 
 def test_routes_driver_on_the_cpu(tmp_path, monkeypatch):
     """The driver end to end on py-eager of elasticity with --device cpu (no compile),
-    with another ``_adapters`` imported (the suite's, when both test files run) left as
-    it was."""
+    with another module named as one of the matrix's (``_zoo``) left as it was."""
     import types
 
-    other = types.ModuleType("_adapters")
-    monkeypatch.setitem(sys.modules, "_adapters", other)
+    other = types.ModuleType("_zoo")
+    monkeypatch.setitem(sys.modules, "_zoo", other)
     out = tmp_path / "cells.jsonl"
     rc = gpu_routes.main(
         ["--device", "cpu", "--models", "elasticity", "--routes", "py-eager", "--out", str(out)]
@@ -459,7 +458,7 @@ def test_routes_driver_on_the_cpu(tmp_path, monkeypatch):
     assert rc == 0, cells
     assert [c["op"] for c in cells] == ["forward", "jvp", "jacobian"]
     assert all(c["status"] == "pass" and c["worst"] <= 1e-15 for c in cells)
-    assert sys.modules["_adapters"] is other and "_zoo" not in sys.modules
+    assert sys.modules["_zoo"] is other and "_gaps" not in sys.modules
 
 
 # ---------------------------------------------------------------------- run.py's git state

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -37,42 +36,21 @@ def compile_artifact(case, outdir: Path):
     )
 
 
-class NoGrad:
-    """A route's model called under ``torch.no_grad`` (the matrix compares values)."""
-
-    def __init__(self, model: neml2.routes.RouteModel):
-        self.model = model
-        self.impl = model.impl
-
-    def forward(self, inputs):
-        with torch.no_grad():
-            return self.model.forward(inputs)
-
-    def jvp(self, inputs, tangents):
-        with torch.no_grad():
-            return self.model.jvp(inputs, tangents)
-
-    def jacobian(self, inputs):
-        with torch.no_grad():
-            return self.model.jacobian(inputs)
-
-
-def open_case(route: str, case, artifact=None) -> NoGrad:
+def open_case(route: str, case, artifact=None) -> neml2.routes.RouteModel:
     """*case* on *route* (``neml2.routes.open_model``); ``NEML2_ROUTES_JIT_BACKEND=eager``
     swaps Dynamo's eager backend in for py-jit's Inductor (tracing checked, minutes of
     Inductor codegen per implicit graph saved)."""
     import os
 
     backend = os.environ.get("NEML2_ROUTES_JIT_BACKEND", "inductor")
-    return NoGrad(
-        neml2.routes.open_model(
-            route,
-            case.file,
-            case.model,
-            sub_batch=case.sub_batch,
-            artifact=artifact,
-            jit_backend=backend,
-        )
+    return neml2.routes.open_model(
+        route,
+        case.file,
+        case.model,
+        sub_batch=case.sub_batch,
+        artifact=artifact,
+        jit_backend=backend,
+        no_grad=True,  # the matrix compares values
     )
 
 
@@ -97,7 +75,7 @@ def artifacts(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def route_models(artifacts):
-    """``route_models(route, model) -> NoGrad``, one per pair and session."""
+    """``route_models(route, model) -> RouteModel``, one per pair and session."""
     made: dict = {}
 
     def get(route: str, name: str):

@@ -104,3 +104,13 @@ def test_a_loaded_model_opens_on_the_python_routes(elasticity_input):
 def test_a_file_without_a_model_name_is_refused(elasticity_input):
     with pytest.raises(FatalError, match=r"name the \[Models\] block"):
         routes.open_model("py-eager", elasticity_input)
+
+
+def test_no_grad_calls_keep_no_graph(elasticity_input):
+    x = {"strain": _strain().requires_grad_()}
+    values = routes.open_model("py-eager", elasticity_input, "elasticity", no_grad=True)
+    assert values.forward(x)["stress"].grad_fn is None
+    assert values.jacobian(x)[1]["stress"]["strain"].grad_fn is None
+    # the default keeps autograd (calibration differentiates through py-eager)
+    grad = routes.open_model("py-eager", elasticity_input, "elasticity")
+    assert grad.forward(x)["stress"].grad_fn is not None

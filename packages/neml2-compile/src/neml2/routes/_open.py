@@ -14,6 +14,7 @@ cpp-eager takes their counts.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -54,6 +55,8 @@ class RouteModel:
             ``neml2.aoti.DispatchedModel`` or ``neml2.aoti.cpp_eager.Model``); for
             routes with ``route.typed`` it is a typed model the drivers can run.
         artifact: the compile that made it (AOTI routes), else None.
+        no_grad: whether ``forward``, ``jvp`` and ``jacobian`` run under
+            ``torch.no_grad()`` (values only: a route matrix, a benchmark).
     """
 
     def __init__(
@@ -63,33 +66,41 @@ class RouteModel:
         *,
         typer: Callable[[dict], dict] | None = None,
         artifact: Any = None,
+        no_grad: bool = False,
     ):
         self.route = route_
         self.impl = impl
         self.artifact = artifact
+        self.no_grad = no_grad
         self._typer = typer
+
+    def _grad_mode(self):
+        return torch.no_grad() if self.no_grad else contextlib.nullcontext()
 
     def _in(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
         return self._typer(dict(inputs)) if self._typer else dict(inputs)
 
     def forward(self, inputs: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         """The outputs at *inputs* (name -> raw tensor)."""
-        return _plain(self.impl.forward(self._in(inputs)))
+        with self._grad_mode():
+            return _plain(self.impl.forward(self._in(inputs)))
 
     def jvp(
         self, inputs: Mapping[str, Any], tangents: Mapping[str, Any]
     ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """The outputs and their directional derivatives along *tangents* (name -> raw
         tensor at the input's shape; inputs without one have a zero tangent)."""
-        return _plain(self.impl.jvp(self._in(inputs), dict(tangents)))
+        with self._grad_mode():
+            return _plain(self.impl.jvp(self._in(inputs), dict(tangents)))
 
     def jacobian(self, inputs: Mapping[str, Any]) -> tuple[dict, dict]:
         """The outputs and the Jacobian blocks ``J[out][in]`` (the compiled ``-d`` pairs
         on the AOTI routes)."""
-        return _plain(self.impl.jacobian(self._in(inputs)))
+        with self._grad_mode():
+            return _plain(self.impl.jacobian(self._in(inputs)))
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name in ("impl", "route", "artifact"):
+        if name.startswith("_") or name in ("impl", "route", "artifact", "no_grad"):
             raise AttributeError(name)
         return getattr(self.impl, name)
 
@@ -219,6 +230,7 @@ def open_model(
     workers: Sequence[str] = ("cpu", "cpu"),
     scheduler: str = "round-robin",
     progress: Callable[[str], None] | None = None,
+    no_grad: bool = False,
 ) -> RouteModel:
     """Open a model on route *route_name*.
 
@@ -249,6 +261,7 @@ def open_model(
         workers: cpp-dispatch's workers (devices, one thread each).
         scheduler: cpp-dispatch's scheduler.
         progress: called with one line per compile step.
+        no_grad: run the model's calls under ``torch.no_grad()`` (values only).
 
     Returns:
         The :class:`RouteModel`.
@@ -285,14 +298,15 @@ def open_model(
         impl = eager.Model(
             str(source), model, str(device), dt, list(overrides), sub_batch_ndim=counts
         )
-        return RouteModel(r, impl)
+        return RouteModel(r, impl, no_grad=no_grad)
     m = _loaded(source, model, overrides, dtype, device)
     if r.name == "py-jit":
         import neml2
 
         inputs = {k: len(v) for k, v in sub.items() if k in m.input_spec}
-        return RouteModel(r, neml2.compile(m, backend=jit_backend, sub_batch=inputs))
-    return RouteModel(r, m, typer=_typer(m, sub))
+        jit = neml2.compile(m, backend=jit_backend, sub_batch=inputs)
+        return RouteModel(r, jit, no_grad=no_grad)
+    return RouteModel(r, m, typer=_typer(m, sub), no_grad=no_grad)
 
 
 def _runtime_module(name: str, r: Route) -> Any:
