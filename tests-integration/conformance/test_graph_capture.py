@@ -60,6 +60,8 @@ LEDGER_ENTRIES = {w: read_ledger(LEDGERS / f"capture-{w}.toml") for w in WHAT}
 
 def _compare(name: str, got: dict, want: dict) -> list[str]:
     """One line per output that differs (or is missing, or not finite)."""
+    if not want:
+        return [f"{name}: py-eager gave no outputs to compare with"]
     problems = []
     for k, w in want.items():
         g = got.get(k)
@@ -69,8 +71,11 @@ def _compare(name: str, got: dict, want: dict) -> list[str]:
         if g.shape != w.shape:
             problems.append(f"{name}: '{k}' shape {tuple(g.shape)} != {tuple(w.shape)}")
             continue
-        scale = float(w.abs().max()) if w.numel() else 0.0
-        err = (g.double() - w.double()).abs().max() if w.numel() else torch.tensor(0.0)
+        if not w.numel():
+            problems.append(f"{name}: py-eager's '{k}' is empty: nothing verified")
+            continue
+        scale = float(w.abs().max())
+        err = (g.double() - w.double()).abs().max()
         if not bool(err <= 1e-10 * scale + 1e-12) or not bool(torch.isfinite(w).all()):
             problems.append(f"{name}: '{k}' differs by {float(err):.3e} (scale {scale:.3e})")
     return problems
