@@ -25,6 +25,7 @@ MODULES = [
     "neml2.models.model",
     "neml2.tensors",
     "neml2.tensors.interrupt",
+    "neml2.tensors.notation",
     "neml2.hit",
     "neml2.solvers",
     "neml2.aoti",

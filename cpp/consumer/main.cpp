@@ -5,9 +5,11 @@
 #include "neml2/aoti/errors.h"
 #include "neml2/aoti/model.h"
 #include "neml2/aoti/version.h"
+#include "neml2/notation.h"
 
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <iostream>
 
 int
@@ -39,6 +41,12 @@ main(int argc, char ** argv)
   const auto b =
       neml2::aoti::broadcast_batch_shape({{"strain", at::zeros({3, 6})}}, {{"strain", {6}}});
   if (b != neml2::aoti::Shape{3})
+    return 1;
+  // the header-only Mandel <-> Voigt conversions are installed too: xy = 1 in Abaqus's slot 4
+  const double mandel[6] = {1, 2, 3, 0, 0, std::sqrt(2.0)};
+  double voigt[6];
+  neml2::notation::mandel_to_voigt_stress(mandel, voigt, neml2::notation::Order::abaqus);
+  if (!(std::abs(voigt[3] - 1.0) <= 1e-12))
     return 1;
   try
   {

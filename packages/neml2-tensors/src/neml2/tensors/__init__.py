@@ -13,6 +13,8 @@ what to use. A missing attribute (a spelling of the reference library, such as
 
 Errors: :class:`FatalError` (bad input, artifact or option), :class:`ConvergenceError`
 (recoverable); :class:`Interrupted` (SIGINT / SIGTERM, see :mod:`neml2.tensors.interrupt`).
+Conversions between the Mandel storage and a host code's Voigt vectors and tangents
+(plain tensors): the submodule :mod:`neml2.tensors.notation`.
 """
 
 from neml2.tensors import _pytree
