@@ -18,6 +18,7 @@ __path__ = extend_path(__path__, __name__)
 __all__ = [
     "ConvergenceError",
     "FatalError",
+    "MaterialPoint",
     "NEML2Error",
     "compile",
     "load_input",
@@ -37,6 +38,7 @@ _FACADE = {
     "load_string": "neml2.models",
     "load_nonlinear_system": "neml2.models",
     "register_neml2_object": "neml2.models",
+    "MaterialPoint": "neml2.models",
     "FatalError": "neml2.tensors",
     "ConvergenceError": "neml2.tensors",
     "NEML2Error": "neml2.tensors",

@@ -41,16 +41,23 @@ from neml2.models._schema import (
     output,
     parameter,
 )
+from neml2.models.material_point import MaterialPoint, MaterialPointResult
+from neml2.models.reduced_dimensions import Axisymmetric, PlaneStrain, PlaneStress
 
 __all__ = [
     "ALLOW_PYTHON_CODE_ENV",
     "ENTRY_POINT_GROUP",
     "REQUIRED",
+    "Axisymmetric",
     "CompiledModel",
     "ComposedModel",
     "InputFile",
+    "MaterialPoint",
+    "MaterialPointResult",
     "Model",
     "NonlinearParameter",
+    "PlaneStrain",
+    "PlaneStress",
     "allow_python_code",
     "compile",
     "data_ref",
