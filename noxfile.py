@@ -125,8 +125,10 @@ def tests(session: nox.Session, package: str) -> None:
 @nox.session
 def integration(session: nox.Session) -> None:
     """Run the cross-package tests in tests-integration/, the six-route matrix on the
-    CI_ROUTE_MODELS included, on two pytest-xdist workers."""
-    _sync(session, "--all-packages")
+    CI_ROUTE_MODELS and the FE hosts included, on two pytest-xdist workers."""
+    # the FE codes (the `fe` group) too: their hosts run here, in this venv, rather than
+    # in a session of their own that would install torch once more
+    _sync(session, "--all-packages", "--group", "fe")
     tests = ROOT / "tests-integration"
     # The package tests that need a sibling package (marked needs_sibling, deselected in
     # their own isolated `tests` session) run here, where every package is installed.
@@ -141,6 +143,8 @@ def integration(session: nox.Session) -> None:
         # Inductor's caches (py-jit) in the tree, as build/aoti-cache: a fresh clone
         # starts cold, and nothing outside the checkout changes what a run costs
         "TORCHINDUCTOR_CACHE_DIR": str(ROOT / "build" / "inductor-cache"),
+        # tests-integration/fe/test_host_*.py: scikit-fem and torch-fem as hosts
+        "NEML2_FE_HOSTS": "1",
     }
     _pytest(
         session,
@@ -367,6 +371,29 @@ def docs(session: nox.Session) -> None:
     _pytest(session, str(check), "-q", "-p", "no:xdist", env={"NEML2_DOCS_SITE": str(site)})
 
 
+@nox.session
+def fe(session: nox.Session) -> None:
+    """Finite-element codes from PyPI as hosts of neml2 (the ``fe`` dependency group):
+    tests-integration/fe/test_host_*.py, scikit-fem and torch-fem around
+    neml2.MaterialPoint (quadratic global Newton, torch-fem's own J2, plane stress);
+    `integration` runs them too, this runs them alone."""
+    _sync(session, "--all-packages", "--group", "fe")
+    tests = sorted((ROOT / "tests-integration" / "fe").glob("test_host_*.py"))
+    if not tests:
+        session.error("no tests-integration/fe/test_host_*.py: is the glob broken?")
+    env = {"NEML2_FE_HOSTS": "1", "OMP_NUM_THREADS": "1"}
+    _pytest(
+        session,
+        *map(str, tests),
+        "-q",
+        "-p",
+        "no:xdist",
+        "--durations=10",
+        *session.posargs,
+        env=env,
+    )
+
+
 def _not_yet(session: nox.Session, issue: str) -> None:
     session.error(f"session '{session.name}' is not implemented yet ({issue}); it fails on purpose")
 
@@ -375,7 +402,9 @@ def _not_yet(session: nox.Session, issue: str) -> None:
 def routes(session: nox.Session) -> None:
     """Six-route matrix vs py-eager on every zoo model (integration runs it on
     CI_ROUTE_MODELS); some routes: NEML2_ROUTES=cpp-eager,py-jit uv run nox -s routes."""
-    _sync(session, "--all-packages")
+    # the FE codes (the `fe` group) too: their hosts run here, in this venv, rather than
+    # in a session of their own that would install torch once more
+    _sync(session, "--all-packages", "--group", "fe")
     tests = ROOT / "tests-integration" / "routes"
     env = {
         # the routes are neml2.routes.NAMES; the test reads the selection (default: all)
@@ -391,7 +420,9 @@ def routes(session: nox.Session) -> None:
 def conformance(session: nox.Session) -> None:
     """Every input of tests-integration/conformance/data (NEML2_CONFORMANCE_DIR overrides)
     against the ledger (integration runs it too)."""
-    _sync(session, "--all-packages")
+    # the FE codes (the `fe` group) too: their hosts run here, in this venv, rather than
+    # in a session of their own that would install torch once more
+    _sync(session, "--all-packages", "--group", "fe")
     tests = ROOT / "tests-integration" / "conformance"
     _pytest(session, str(tests), "-q", *session.posargs)
 
@@ -400,7 +431,9 @@ def conformance(session: nox.Session) -> None:
 def conformance_routes(session: nox.Session) -> None:
     """The conformance suite with its models on py-jit and py-aoti, against per-route ledgers
     (NEML2_CONFORMANCE_ROUTES, NEML2_CONFORMANCE_SHARD=K/N; compiles resume from the caches)."""
-    _sync(session, "--all-packages")
+    # the FE codes (the `fe` group) too: their hosts run here, in this venv, rather than
+    # in a session of their own that would install torch once more
+    _sync(session, "--all-packages", "--group", "fe")
     tests = ROOT / "tests-integration" / "conformance" / "test_conformance_routes.py"
     env = {
         "NEML2_CONFORMANCE_ROUTES": os.environ.get("NEML2_CONFORMANCE_ROUTES", "py-jit,py-aoti"),
@@ -416,7 +449,9 @@ def conformance_routes(session: nox.Session) -> None:
 def conformance_capture(session: nox.Session) -> None:
     """The graphs of every conformance case captured as the compiled routes capture them
     (torch.export, Dynamo) and run against py-eager (NEML2_CONFORMANCE_CAPTURE, _SHARD)."""
-    _sync(session, "--all-packages")
+    # the FE codes (the `fe` group) too: their hosts run here, in this venv, rather than
+    # in a session of their own that would install torch once more
+    _sync(session, "--all-packages", "--group", "fe")
     tests = ROOT / "tests-integration" / "conformance" / "test_graph_capture.py"
     env = {
         "NEML2_CONFORMANCE_CAPTURE": os.environ.get("NEML2_CONFORMANCE_CAPTURE", "all"),

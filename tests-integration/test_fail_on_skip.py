@@ -225,6 +225,7 @@ def _sessions(noxfile):
     yield "conformance_routes", noxfile.conformance_routes, {}
     yield "conformance_capture", noxfile.conformance_capture, {}
     yield "docs", noxfile.docs, {}
+    yield "fe", noxfile.fe, {}
     yield "bench-tests", noxfile.bench_tests, {}
 
 
