@@ -22,7 +22,8 @@ LAYERS: dict[str, tuple[set[str], set[str], set[str]]] = {
     "neml2-hit": ({"hit"}, set(), {"torch", "numpy"}),
     "neml2-tensors": ({"tensors"}, set(), set()),
     "neml2-models": ({"models", "solvers", ""}, {"tensors", "hit"}, set()),
-    "neml2-drivers": ({"drivers"}, {"models", "solvers", "tensors", "hit", ""}, set()),
+    # neml2.pyzag: the pyzag adapter under the reference library's import path
+    "neml2-drivers": ({"drivers", "pyzag"}, {"models", "solvers", "tensors", "hit", ""}, set()),
     # the compiler loads what it built (round trips, the AOTIModel HIT shim) with neml2.aoti
     # neml2.routes opens a model on every route: it compiles (neml2.compiler) and runs
     # artifacts (neml2.aoti), so it lives with the compiler

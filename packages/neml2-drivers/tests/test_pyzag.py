@@ -257,3 +257,73 @@ def test_bad_layouts_are_fatal_errors(ctx):
         PyzagModel(rate).integrate({"E": forces()["E"]})
     with pytest.raises(FatalError, match="at least 3 steps"):
         PyzagModel(rate).integrate(forces(2))
+
+
+# ---------------------------------------------------------------- neml2.pyzag (reference path)
+@pytest.fixture()
+def system(tmp_path):
+    from neml2 import load_nonlinear_system
+
+    path = tmp_path / "model.i"
+    path.write_text(INPUT)
+    return load_nonlinear_system(path, "eq_sys")
+
+
+def test_reference_import_path_is_our_adapter():
+    import neml2.drivers.pyzag as ours
+    from neml2.pyzag import NEML2PyzagModel
+    from neml2.pyzag import PyzagModel as Same
+
+    assert NEML2PyzagModel is ours.NEML2PyzagModel
+    assert Same is PyzagModel and issubclass(NEML2PyzagModel, PyzagModel)
+
+
+def test_reference_constructor_takes_the_equation_system(ctx, system):
+    from neml2.pyzag import NEML2PyzagModel
+
+    pz = NEML2PyzagModel(system)
+    assert pz.state_names == ["stress", "equivalent_plastic_strain"]
+    assert pz.residual_names == ["stress_residual", "equivalent_plastic_strain_residual"]
+    assert pz.force_names == ["E", "t"]
+    assert (pz.nstate, pz.nforce, pz.lookback) == (7, 7, 1)
+    # every parameter, under the reference's flat names, and the model's own tensors
+    params = dict(pz.named_parameters())
+    model_params = dict(system.model.named_parameters())
+    assert set(params) == {n.replace(".", "_") for n in model_params}
+    assert params["elasticity_E"] is model_params["elasticity.E"]
+    kw = {"block_size": 4, "adjoint": False, "rtol": 1e-11, "atol": 1e-9}
+    f = forces()
+    torch.testing.assert_close(
+        pz.integrate(f, **kw)["stress"], PyzagModel(ctx.model("rate")).integrate(f, **kw)["stress"]
+    )
+
+
+def test_include_and_exclude_parameters(system):
+    from neml2.pyzag import NEML2PyzagModel
+
+    pz = NEML2PyzagModel(system, include_parameters=["elasticity_E", "yield_surface.yield_stress"])
+    assert set(dict(pz.named_parameters())) == {"elasticity_E", "yield_surface_yield_stress"}
+    loss_of(pz.integrate(forces(), block_size=4, rtol=1e-11, atol=1e-9)["stress"]).backward()
+    grads = {n: p.grad for n, p in system.model.named_parameters()}
+    assert grads.pop("elasticity.E") is not None
+    assert grads.pop("yield_surface.yield_stress") is not None
+    assert all(g is None for g in grads.values())
+
+    pz = NEML2PyzagModel(system, exclude_parameters=["elasticity_nu"])
+    names = set(dict(pz.named_parameters()))
+    assert "elasticity_nu" not in names and "elasticity_E" in names and len(names) == 6
+    # a change through the factory is a change of the model
+    before = float(dict(system.model.named_parameters())["elasticity.E"].detach())
+    with torch.no_grad():
+        pz.get_parameter("elasticity_E").add_(1.0)
+    after = float(dict(system.model.named_parameters())["elasticity.E"].detach())
+    assert after == before + 1.0
+
+
+def test_reference_constructor_errors(system):
+    from neml2.pyzag import NEML2PyzagModel
+
+    with pytest.raises(FatalError, match="mutually exclusive"):
+        NEML2PyzagModel(system, include_parameters=["elasticity_E"], exclude_parameters=["x"])
+    with pytest.raises(FatalError, match="include_parameters names 'elasticity_G'"):
+        NEML2PyzagModel(system, include_parameters=["elasticity_G"])

@@ -26,6 +26,10 @@ optimizer drives the fit::
 
 ``jit=True`` evaluates the residual through ``neml2.compile(model)`` (py-jit,
 in-process ``torch.compile``) where that is available.
+
+:class:`NEML2PyzagModel` (also ``neml2.pyzag.NEML2PyzagModel``) is the same factory
+constructed as the reference library's is: from an ``[EquationSystems]`` block, with
+``include_parameters`` / ``exclude_parameters`` choosing the trained parameters.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from pyzag.ode import DenseODEWrapper
 
 from neml2.tensors import ConvergenceError, FatalError
 
-__all__ = ["PyzagModel"]
+__all__ = ["NEML2PyzagModel", "PyzagModel"]
 
 #: Suffix of a variable's value at the previous step (the reference's ``~1``).
 OLD = "~1"
@@ -328,3 +332,100 @@ class PyzagModel(torch.nn.Module, nonlinear.NonlinearFunctionOperatorFactory):
                 ) from e
             raise
         return self.unpack("state", y)
+
+
+class NEML2PyzagModel(PyzagModel):
+    """:class:`PyzagModel` with the reference library's constructor (``neml2.pyzag``).
+
+    ``NEML2PyzagModel(sys, *, exclude_parameters=None, include_parameters=None)``:
+    *sys* is an ``[EquationSystems]`` block (``neml2.load_nonlinear_system(path,
+    name)``), whose ``unknowns`` are the state and ``residuals`` the residuals (in the
+    system's order), the model's other inputs the forces; a residual model is taken too,
+    with the layout inferred as :class:`PyzagModel` does. *state*, *forces*,
+    *residuals* and *jit* are :class:`PyzagModel`'s and override what *sys* says.
+
+    The parameters of the factory (``named_parameters()``, what an optimizer and the
+    adjoint see) are the model's, named ``<block>_<parameter>`` as the reference names
+    them (``elasticity_E`` for ``elasticity.E``); they are the model's own tensors, so a
+    step of the optimizer changes the model. *include_parameters* keeps only the
+    listed ones, *exclude_parameters* all but the listed ones (either spelling, not
+    both options); the others keep their values and get no gradient.
+    ``nstate`` / ``nforce`` are ``n_state`` / ``n_force``. Errors are
+    :class:`neml2.FatalError` (the reference raises ``ValueError`` for both lists given).
+    """
+
+    def __init__(
+        self,
+        sys,
+        state: Sequence[str] | None = None,
+        forces: Sequence[str] | None = None,
+        residuals: Sequence[str] | None = None,
+        *,
+        exclude_parameters: Sequence[str] | None = None,
+        include_parameters: Sequence[str] | None = None,
+        jit: bool = False,
+    ) -> None:
+        if exclude_parameters is not None and include_parameters is not None:
+            raise FatalError(
+                "NEML2PyzagModel: exclude_parameters and include_parameters are mutually "
+                "exclusive; give at most one (neither: every parameter is trained)"
+            )
+        model = sys
+        if hasattr(sys, "unknowns") and hasattr(sys, "residuals") and hasattr(sys, "model"):
+            model = sys.model
+            state = list(sys.unknowns) if state is None else state
+            residuals = list(sys.residuals) if residuals is None else residuals
+        super().__init__(model, state, forces, residuals, jit=jit)
+        # the model stays reachable but is no submodule: the factory's parameters are the
+        # chosen ones, registered below under the reference's flat names
+        evaluate = self._evaluate
+        for key in [k for k, m in self._modules.items() if m is model or m is evaluate]:
+            del self._modules[key]
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "_evaluate", evaluate)
+        named = dict(model.named_parameters()) if hasattr(model, "named_parameters") else {}
+        flat: dict[str, str] = {}
+        for name in named:
+            key = name.replace(".", "_")
+            if key in flat:
+                raise FatalError(
+                    f"NEML2PyzagModel: parameters '{flat[key]}' and '{name}' share the flat "
+                    f"name '{key}'"
+                )
+            flat[key] = name
+        chosen = set(flat)
+        for option, listed in (
+            ("include_parameters", include_parameters),
+            ("exclude_parameters", exclude_parameters),
+        ):
+            if listed is None:
+                continue
+            keys = set()
+            for n in listed:
+                key = n.replace(".", "_")
+                if key not in flat:
+                    raise FatalError(
+                        f"NEML2PyzagModel: {option} names '{n}', which is not a parameter of "
+                        f"the model; its parameters: {', '.join(flat) or '(none)'}"
+                    )
+                keys.add(key)
+            chosen = keys if option == "include_parameters" else chosen - keys
+        for key, name in flat.items():
+            if key in chosen:
+                self.register_parameter(key, named[name])
+
+    def _apply(self, fn, recurse=True):
+        # the model is no submodule: move and cast it (its buffers too) with the factory
+        if isinstance(self.model, torch.nn.Module):
+            self.model._apply(fn, recurse)
+        return super()._apply(fn, recurse)
+
+    @property
+    def nstate(self) -> int:
+        """Flattened size of the state, :attr:`n_state` (the reference's name)."""
+        return self.n_state
+
+    @property
+    def nforce(self) -> int:
+        """Flattened size of the forces, :attr:`n_force` (the reference's name)."""
+        return self.n_force

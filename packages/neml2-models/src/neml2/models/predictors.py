@@ -225,3 +225,55 @@ class CrystalPlasticityStrainPredictor(Model):
     def forward(self, d, t, t1, ee1):
         small = ee1.norm() < self.param("threshold")
         return where(small, ee1 + d * self.param("scale") * (t - t1), ee1)
+
+
+@register()
+class CrystalPlasticityDeformationGradientPredictor(Model):
+    """Plastic-deformation-gradient guess for multiplicative crystal plasticity.
+
+    The reference library's warm-up for an ``F = Fₑ Fₚ`` formulation, the counterpart of
+    :class:`CrystalPlasticityStrainPredictor`. Holding ``Fₚ`` at its old value gives the
+    elastic trial ``Fₑ^trial = F (Fₚ~1)⁻¹``, which over-stresses when a step is large;
+    the guess keeps only the fraction ``s`` (``scale``) of the trial elastic stretch and
+    puts the rest into ``Fₚ``: ``Fₑ^pred = I + s (Fₑ^trial - I)`` and
+    ``Fₚ = (Fₑ^pred)⁻¹ F`` where ``‖sym(Fₑ^trial) - I‖ > threshold`` (the trial's
+    linearized elastic strain, Mandel norm), else ``Fₚ = Fₚ~1``. With ``s = 1`` the
+    guess is ``Fₚ~1`` everywhere.
+
+    Only ``Fₚ`` is guessed: an update's other unknowns start from their defaults, or
+    from another predictor composed beside this one (a ``ComposedModel`` of this and a
+    ``ConstantExtrapolationPredictor`` of the hardening). Shapes: ``F``, ``Fₚ~1`` and
+    the output ``(*B, 3, 3)`` (``R2``); ``scale`` and ``threshold`` ``(*B)``
+    (``Scalar``). The tangents are those of the formula (zero through the gate); an
+    implicit update never differentiates its guess.
+    """
+
+    fields = (
+        input("deformation_gradient", R2, doc="deformation gradient F"),
+        output("plastic_deformation_gradient", R2, doc="predicted plastic deformation gradient Fₚ"),
+        parameter(
+            "scale",
+            Scalar,
+            0.1,
+            doc="fraction s of the trial elastic stretch Fₑ^trial - I kept in the guess",
+        ),
+        parameter(
+            "threshold",
+            Scalar,
+            1e-3,
+            doc="the guess replaces Fₚ~1 only where the trial elastic strain's norm exceeds this",
+        ),
+    )
+    derives = (derived(HISTORY, "plastic_deformation_gradient", doc="the previous Fₚ"),)
+
+    def setup(self) -> None:
+        self.declare_input(self.derived_name(HISTORY, "plastic_deformation_gradient"), R2)
+
+    def forward(self, F: R2, Fp1: R2) -> R2:
+        eye = constant(R2, [[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]], like=F)
+        Fe_trial = F.matmul(Fp1.inv())
+        # the gate is piecewise constant: its argument needs no tangents
+        strain = (Fe_trial.primal().sym() - eye.sym()).norm()
+        over = strain > self.param("threshold")
+        Fe_pred = eye + self.param("scale") * (Fe_trial - eye)
+        return where(over, Fe_pred.inv().matmul(F), Fp1)
