@@ -118,6 +118,9 @@ def test_changed_model_changes_the_key(compiled, elasticity_input):
     ("derivs", "params", "message"),
     [
         (["stress:T"], [], "'T' is not an input; inputs: strain"),
+        # a parameter, promoted or not: say how to get its derivatives
+        (["stress:E"], ["E"], "'E' is a parameter, and derivatives are compiled w.r.t. inputs"),
+        ([":elasticity.nu"], [], "'elasticity.nu' is a parameter, and derivatives are"),
         (["strss:"], [], "'strss' is not an output; outputs: stress"),
         ([], ["elasticity.G"], "has no parameter 'elasticity.G'; parameters: E, nu"),
     ],

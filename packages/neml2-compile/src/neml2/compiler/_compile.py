@@ -150,11 +150,25 @@ def resolve_pairs(model, pairs: list[DerivativePair]) -> list[tuple[str, str]]:
         if p.output is not None and p.output not in outs:
             raise FatalError(f"-d {p}: '{p.output}' is not an output; outputs: {', '.join(outs)}")
         if p.input is not None and p.input not in ins:
+            if _names_parameter(model, p.input):
+                raise FatalError(
+                    f"-d {p}: '{p.input}' is a parameter, and derivatives are compiled "
+                    "w.r.t. inputs only; give it by an input variable in the input file "
+                    "(e.g. coefficients = 'youngs_modulus 0.3') and ask for that variable "
+                    "(docs/aoti.md, Parameter derivatives)"
+                )
             raise FatalError(f"-d {p}: '{p.input}' is not an input; inputs: {', '.join(ins)}")
         for o in outs if p.output is None else [p.output]:
             for i in ins if p.input is None else [p.input]:
                 chosen.add((o, i))
     return [(o, i) for o in outs for i in ins if (o, i) in chosen]
+
+
+def _names_parameter(model, name: str) -> bool:
+    """Whether *name* is one of *model*'s parameters or buffers: ``E``, ``elasticity.E``,
+    or a dotted name's last parts (``E`` for ``elasticity.E``)."""
+    known = [n for n, _ in model.named_parameters()] + [n for n, _ in model.named_buffers()]
+    return any(k == name or k.endswith("." + name) or name.endswith("." + k) for k in known)
 
 
 def resolve_parameters(model, names: list[str], model_name: str) -> list[str]:
