@@ -283,6 +283,48 @@ def _eager_reference(eager, x, tangents, pairs, sub):
     return ref
 
 
+def mp_history() -> torch.Tensor:
+    """Three points, nine steps of strain E: loading into plasticity, reversal, reverse
+    yielding (tests-integration/fe/test_material_point_routes.py's history, scaled to
+    the isoharden model's yield strain of about 1e-2)."""
+    amp = torch.tensor([0, 1, 2, 3, 4, 3, 1, -1, -3, -2], dtype=torch.float64) * 1e-2
+    dirs = torch.tensor(
+        [[1, -0.5, -0.5, 0, 0, 0], [1, 0.2, -0.1, 0.3, 0.1, 0.4], [0, 0, 0, 0, 0, 1.0]],
+        dtype=torch.float64,
+    )
+    return amp[:, None, None] * dirs  # (steps, 3, 6)
+
+
+def material_point_reference(eager) -> dict[str, torch.Tensor]:
+    """py-eager ``neml2.MaterialPoint`` (strain ``E``) for test_material_point.cpp: the
+    history rolled forward (``step<k>/...``, time k, time_old k-1) and a batch of six
+    plastic points with a NaN strain at point 4 (``fail/...``, per-point status)."""
+    import neml2
+
+    mp = neml2.MaterialPoint(eager, strain="E")
+    assert mp.predictors == ["flow_rate~1"], mp.predictors
+    E = mp_history()
+    ref = {"history/E": E}
+    state = mp.initial_state((E.shape[1],))
+    for k in range(1, E.shape[0]):
+        res = mp.update(E[k], state, time=float(k), time_old=float(k - 1))
+        assert bool(res.converged.all())
+        ref[f"step{k}/stress"] = res.stress
+        ref[f"step{k}/tangent"] = res.tangent
+        ref.update({f"step{k}/state/{n}": v for n, v in res.state.items()})
+        state = mp.roll(res.state)
+    e = E[4].repeat(2, 1)
+    e[4, 1] = float("nan")
+    res = mp.update(e, mp.initial_state((6,)))
+    assert res.converged.tolist() == [True, True, True, True, False, True]
+    ref["fail/E"] = e
+    ref["fail/converged"] = res.converged.to(torch.float64)
+    ref["fail/stress"] = res.stress
+    ref["fail/tangent"] = res.tangent
+    ref.update({f"fail/state/{n}": v for n, v in res.state.items()})
+    return ref
+
+
 def routes(out: Path, names: list[str] | None = None) -> int:
     """Compile and reference the cases *names* (default: all of ``CASES``) into *out*."""
     try:
@@ -328,9 +370,13 @@ def routes(out: Path, names: list[str] | None = None) -> int:
             stem = out / "ref" / name / f"b{n}"
             save_tensors(stem, tensors)
             cases.append(str(stem.relative_to(out)))
-        listing.append(
-            {"name": name, "artifact": str(res.artifact_dir.relative_to(out)), "refs": cases}
-        )
+        entry = {"name": name, "artifact": str(res.artifact_dir.relative_to(out)), "refs": cases}
+        if name == "j2":  # test_material_point: neml2.MaterialPoint on py-eager
+            stem = out / "ref" / name / "material_point"
+            save_tensors(stem, material_point_reference(eager))
+            entry["material_point"] = str(stem.relative_to(out))
+            entry["source"] = str(Path(src).resolve())  # cpp-eager loads the input file
+        listing.append(entry)
         print(f"{name}: {len(cases)} reference batches")
     (out / "routes.json").write_text(json.dumps(listing, indent=1))
     return 0
