@@ -1015,6 +1015,14 @@ EXAMPLES: dict[str, tuple[str, str]] = {
   [schur]
     type = SchurComplement
   []
+  [gmres]
+    type = GMRES
+    rel_tol = 1e-10
+    preconditioner = 'jacobi'
+  []
+  [jacobi]
+    type = JacobiPreconditioner
+  []
 []
 """,
     ),

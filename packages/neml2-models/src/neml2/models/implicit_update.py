@@ -321,6 +321,8 @@ class ImplicitUpdate(Model):
             self._schur = self.solver.linear
         else:
             self._schur = None
+        # a Krylov solver's block preconditioner takes the unknowns' sizes (set_blocks)
+        self._krylov = linear if hasattr(linear, "set_blocks") else None
         # groups declared 'block' (per-grain): their Jacobian block may be seeded per grain
         blocks = [i for i, k in enumerate(system.structure) if k == "block"]
         self._block_u = {u for i in blocks for u in system.unknown_groups[i]}
@@ -600,6 +602,8 @@ class ImplicitUpdate(Model):
         if self._schur is not None:
             g0 = self.system.unknown_groups[self._schur.opts["unknown_primary_group"]]
             self._schur.split(sum(s.size for s in ulay.slots if s.name in g0))
+        if self._krylov is not None:
+            self._krylov.set_blocks([s.size for s in ulay.slots])
         u0 = ulay.flatten(shaped, batch)
         per_point = None
         if not _tracing() and batch and not _parameters_per_point(self.system.model):
