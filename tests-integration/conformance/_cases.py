@@ -59,6 +59,23 @@ def read_ledger(path: Path = LEDGER) -> dict[str, str]:
     return dict(failing)
 
 
+#: the compiled-route and graph-capture ledgers (``ledgers/<route>.toml``,
+#: ``ledgers/capture-<what>.toml``); py-eager's is :data:`LEDGER`
+LEDGERS = Path(__file__).resolve().parent / "ledgers"
+
+
+def every_ledger() -> list[Path]:
+    """py-eager's ledger and every ledger in :data:`LEDGERS`."""
+    return [LEDGER, *sorted(LEDGERS.glob("*.toml"))]
+
+
+def stale_entries(path: Path) -> list[str]:
+    """The cases the ledger at *path* lists that are not in the conformance folder (a
+    renamed or removed case must leave its ledgers too)."""
+    known = {case_id(p) for p in case_files()}
+    return sorted(k for k in read_ledger(path) if k not in known)
+
+
 @dataclass
 class Outcome:
     """What running one case gave: passed or not, why not, how long, what it printed."""

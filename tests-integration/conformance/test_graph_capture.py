@@ -29,17 +29,16 @@ from pathlib import Path
 import _fixtures  # noqa: F401  (the test-only models some regression inputs name)
 import pytest
 import torch
-from _cases import case_files, case_id, read_ledger
+from _cases import LEDGERS, case_files, case_id, read_ledger
 from test_conformance_routes import shard
 
 import neml2
 import neml2.routes
 from neml2.models import load_input
 
-LEDGERS = Path(__file__).resolve().parent / "ledgers"
 # the models a case's drivers name: the one reading of them, shared with tools/export_check.py
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from export_check import driven_models  # noqa: E402
+from export_check import driven_models
 
 CAPTURES = ("export", "dynamo")
 
@@ -102,13 +101,6 @@ def capture(what: str, path: Path, name: str) -> list[str]:
             jit = neml2.routes.open_model("py-jit", eager, sub_batch=sub, jit_backend="eager")
             got = jit.forward(xs)
     return _compare(name, got, want)
-
-
-@pytest.mark.parametrize("what", WHAT)
-def test_ledger_names_existing_cases(what):
-    known = {case_id(p) for p in case_files()}
-    stale = sorted(k for k in LEDGER_ENTRIES[what] if k not in known)
-    assert not stale, f"capture-{what}.toml lists cases that do not exist: {stale}"
 
 
 @pytest.mark.parametrize(
