@@ -394,6 +394,69 @@ def fe(session: nox.Session) -> None:
     )
 
 
+@nox.session
+def dealii(session: nox.Session) -> None:
+    """deal.II as a host of neml2 (opt-in): examples/dealii built against the installed
+    CMake package, run by tests-integration/dealii (quadratic global Newton, scikit-fem's
+    reactions, py-eager's MaterialPoint). Installs Debian's libdeal.ii-dev (apt-get, about
+    160 MB download, 2 GB installed) when deal.II's CMake package is missing."""
+    if not Path("/usr/share/cmake/deal.II/deal.IIConfig.cmake").is_file():
+        if shutil.which("apt-get") is None:
+            session.error("deal.II not found: install libdeal.ii-dev (deal.II >= 9.3)")
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        session.run(*sudo, "apt-get", "update", "-q", external=True)
+        session.run(
+            *sudo,
+            "apt-get",
+            "install",
+            "-y",
+            "--no-install-recommends",
+            "libdeal.ii-dev",
+            external=True,
+            env={"DEBIAN_FRONTEND": "noninteractive"},
+        )
+    _sync(session, "--all-packages", "--group", "fe")  # neml2-compile and scikit-fem
+    out = ROOT / "build" / "dealii"
+    prefix, artifact, example = out / "install", out / "artifact", out / "example"
+    jobs = str(os.cpu_count() or 2)
+    session.run(
+        "cmake",
+        "-S",
+        str(CPP),
+        "-B",
+        str(out / "cpp"),
+        "-DCMAKE_BUILD_TYPE=Release",
+        f"-DPython3_EXECUTABLE={_python(session)}",
+        f"-DCMAKE_INSTALL_PREFIX={prefix}",
+        "-DNEML2_BUILD_TESTS=OFF",
+        "-DNEML2_BUILD_EAGER=OFF",
+        external=True,
+    )
+    session.run("cmake", "--build", str(out / "cpp"), "-j", jobs, external=True)
+    session.run("cmake", "--install", str(out / "cpp"), external=True)
+    j2 = ROOT / "examples" / "tutorials" / "3-implicit-j2" / "j2.i"
+    session.run("neml2-compile", str(j2), "model", "-d", "stress:strain", "-o", str(artifact), "-q")
+    session.run(
+        "cmake",
+        "-S",
+        str(ROOT / "examples" / "dealii"),
+        "-B",
+        str(example),
+        f"-DCMAKE_PREFIX_PATH={prefix}",
+        f"-DPython3_EXECUTABLE={_python(session)}",  # the torch the install found
+        external=True,
+    )
+    session.run("cmake", "--build", str(example), external=True)
+    env = {
+        "NEML2_DEALII": "1",
+        "NEML2_DEALII_PROGRAM": str(example / "dealii_bar"),
+        "NEML2_DEALII_ARTIFACT": str(artifact / "model"),
+        "OMP_NUM_THREADS": "1",
+    }
+    tests = ROOT / "tests-integration" / "dealii"
+    _pytest(session, str(tests), "-q", "-p", "no:xdist", "-s", *session.posargs, env=env)
+
+
 def _not_yet(session: nox.Session, issue: str) -> None:
     session.error(f"session '{session.name}' is not implemented yet ({issue}); it fails on purpose")
 

@@ -226,6 +226,7 @@ def _sessions(noxfile):
     yield "conformance_capture", noxfile.conformance_capture, {}
     yield "docs", noxfile.docs, {}
     yield "fe", noxfile.fe, {}
+    yield "dealii", noxfile.dealii, {}
     yield "bench-tests", noxfile.bench_tests, {}
 
 
