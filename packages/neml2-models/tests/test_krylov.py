@@ -229,6 +229,7 @@ def _run_j2(path):
     return driver.result
 
 
+@pytest.mark.needs_sibling  # the tutorial's TransientDriver (neml2.drivers): run by integration
 @pytest.mark.parametrize(
     ("linear", "pre"),
     [
