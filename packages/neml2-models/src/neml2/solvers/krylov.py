@@ -192,7 +192,12 @@ class KrylovSolver(LinearSolver):
         raise NotImplementedError
 
     def describe(self) -> str:
-        """One line naming the solver, its tolerances and its preconditioner."""
+        """One line naming the solver, its tolerances and its preconditioner.
+
+        Returns:
+            (str): e.g. ``GMRES(rel_tol=0.0001, abs_tol=0, max_its=1000,
+                preconditioner=NoPreconditioner)``.
+        """
         return (
             f"{type(self).__name__}(rel_tol={self.opts['rel_tol']:g}, "
             f"abs_tol={self.opts['abs_tol']:g}, max_its={self.opts['max_its']}, "

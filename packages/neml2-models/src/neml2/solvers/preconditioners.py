@@ -118,13 +118,29 @@ class JacobiPreconditioner(Preconditioner):
     """
 
     def setup(self, A):
-        """``1 / diag(A)``, ``(*B, n)``; 1 where a diagonal entry is 0 or not finite."""
+        """The inverted diagonal.
+
+        Args:
+            A (torch.Tensor): the matrices, ``(*B, n, n)``.
+
+        Returns:
+            (torch.Tensor): ``1 / diag(A)``, ``(*B, n)``; 1 where a diagonal entry is 0 or
+                not finite.
+        """
         d = torch.diagonal(A, dim1=-2, dim2=-1)
         ok = (d != 0) & torch.isfinite(d)
         return torch.where(ok, 1.0 / torch.where(ok, d, torch.ones_like(d)), torch.ones_like(d))
 
     def apply(self, state, v):
-        """``v / diag(A)``."""
+        """``v / diag(A)``.
+
+        Args:
+            state (torch.Tensor): ``1 / diag(A)`` from :meth:`setup`, ``(*B, n)``.
+            v (torch.Tensor): the vectors, ``(*B, n)``.
+
+        Returns:
+            (torch.Tensor): ``v / diag(A)``, ``(*B, n)``.
+        """
         return state * v
 
 
@@ -163,7 +179,13 @@ class BlockJacobiPreconditioner(Preconditioner):
         self.sizes = tuple(int(s) for s in sizes)
 
     def setup(self, A):
-        """``blockdiag(A_11⁻¹, A_22⁻¹, ...)``, ``(*B, n, n)``.
+        """The inverted diagonal blocks.
+
+        Args:
+            A (torch.Tensor): the matrices, ``(*B, n, n)``.
+
+        Returns:
+            (torch.Tensor): ``blockdiag(A_11⁻¹, A_22⁻¹, ...)``, ``(*B, n, n)``.
 
         Raises:
             FatalError: the block sizes set do not sum to ``n``.
@@ -186,7 +208,15 @@ class BlockJacobiPreconditioner(Preconditioner):
         return torch.cat(parts, dim=-2)
 
     def apply(self, state, v):
-        """``blockdiag(A_kk)⁻¹ v``."""
+        """``blockdiag(A_kk)⁻¹ v``.
+
+        Args:
+            state (torch.Tensor): the inverted blocks from :meth:`setup`, ``(*B, n, n)``.
+            v (torch.Tensor): the vectors, ``(*B, n)``.
+
+        Returns:
+            (torch.Tensor): ``blockdiag(A_kk)⁻¹ v``, ``(*B, n)``.
+        """
         return _matvec(state, v)
 
 
@@ -200,9 +230,24 @@ class FullPreconditioner(Preconditioner):
     """
 
     def setup(self, A):
-        """``A⁻¹``, ``(*B, n, n)``."""
+        """The inverse of the whole matrix.
+
+        Args:
+            A (torch.Tensor): the matrices, ``(*B, n, n)``.
+
+        Returns:
+            (torch.Tensor): ``A⁻¹``, ``(*B, n, n)`` (the identity where ``A`` is singular).
+        """
         return _safe_inverse(A)
 
     def apply(self, state, v):
-        """``A⁻¹ v``."""
+        """``A⁻¹ v``.
+
+        Args:
+            state (torch.Tensor): ``A⁻¹`` from :meth:`setup`, ``(*B, n, n)``.
+            v (torch.Tensor): the vectors, ``(*B, n)``.
+
+        Returns:
+            (torch.Tensor): ``A⁻¹ v``, ``(*B, n)``.
+        """
         return _matvec(state, v)
