@@ -14,6 +14,7 @@
 #include "check.h"
 #include "neml2/aoti/json.h"
 #include "neml2/material_point.h"
+#include "reference.h"
 #ifdef NEML2_TEST_EAGER
 #include "neml2/eager/model.h"
 #else
@@ -45,44 +46,12 @@ namespace fs = std::filesystem;
       __FILE__,                                                                                    \
       __LINE__)
 
+using neml2::test::load_reference;
+using neml2::test::slurp;
+
 namespace
 {
 constexpr double RTOL = 1e-10;
-
-std::string
-slurp(const fs::path & p, std::ios::openmode mode = std::ios::in)
-{
-  std::ifstream in(p, mode);
-  if (!in)
-    throw std::runtime_error("cannot read " + p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// name -> tensor of one reference file pair (stem.json + stem.bin, little-endian float64).
-TensorMap
-load_reference(const fs::path & stem)
-{
-  const auto json = stem.string() + ".json";
-  const Json j = Json::parse(slurp(json), json);
-  const std::string bytes = slurp(stem.string() + ".bin", std::ios::binary);
-  const auto all = at::empty({static_cast<int64_t>(bytes.size() / sizeof(double))}, at::kDouble);
-  std::memcpy(all.data_ptr<double>(), bytes.data(), bytes.size());
-  TensorMap out;
-  for (const auto & [name, spec] : j.at("tensors", json).as_object(json))
-  {
-    Shape shape;
-    int64_t numel = 1;
-    for (const auto & d : spec.at("shape", name).as_array(name))
-    {
-      shape.push_back(d.as_int(name));
-      numel *= shape.back();
-    }
-    out[name] = all.narrow(0, spec.at("offset", name).as_int(name), numel).reshape(shape).clone();
-  }
-  return out;
-}
 
 double
 compare(const std::string & what, const at::Tensor & a, const at::Tensor & b)

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "neml2/aoti/json.h"
 #include "neml2/aoti/model.h"
+#include "reference.h"
 
 #include <ATen/ATen.h>
 
@@ -27,47 +28,12 @@ namespace fs = std::filesystem;
 // c10 defines its own (aborting) CHECK; record failures through check.h instead
 #define EXPECT(expr) ::neml2::test::report(static_cast<bool>(expr), #expr, __FILE__, __LINE__)
 
+using neml2::test::load_reference;
+using neml2::test::slurp;
+
 namespace
 {
 constexpr double RTOL = 1e-10;
-
-std::string
-slurp(const fs::path & p, std::ios::openmode mode = std::ios::in)
-{
-  std::ifstream in(p, mode);
-  if (!in)
-    throw std::runtime_error("cannot read " + p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// name -> tensor of one reference file pair (stem.json + stem.bin).
-TensorMap
-load_reference(const fs::path & stem)
-{
-  const auto json = stem.string() + ".json";
-  const Json j = Json::parse(slurp(json), json);
-  const std::string bytes = slurp(stem.string() + ".bin", std::ios::binary);
-  const auto n = static_cast<int64_t>(bytes.size() / sizeof(double));
-  // little-endian float64 on disk; this test runs on little-endian hosts only
-  const auto all = at::empty({n}, at::kDouble);
-  std::memcpy(all.data_ptr<double>(), bytes.data(), bytes.size());
-  TensorMap out;
-  for (const auto & [name, spec] : j.at("tensors", json).as_object(json))
-  {
-    Shape shape;
-    int64_t numel = 1;
-    for (const auto & d : spec.at("shape", name).as_array(name))
-    {
-      shape.push_back(d.as_int(name));
-      numel *= shape.back();
-    }
-    const auto off = spec.at("offset", name).as_int(name);
-    out[name] = all.narrow(0, off, numel).reshape(shape).clone();
-  }
-  return out;
-}
 
 /// With `prefix` = "input/": {"E": ..., "t": ...}.
 TensorMap
